@@ -1,0 +1,216 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { type ColumnType, type Generated, Kysely, PostgresDialect, type RawBuilder, sql } from 'kysely';
+import pg from 'pg';
+import type { CallStatus, TranscriptEntry } from '../../domain/call.js';
+import { PGliteDialect } from './pglite-dialect.js';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+/** JSON columns are written through `json()` below and read back as parsed values. */
+type Json<T> = ColumnType<T, RawBuilder<unknown> | undefined, RawBuilder<unknown>>;
+
+export interface UsersTable {
+  id: string;
+  name: string;
+  email: string | null;
+  available_minutes: Generated<number>;
+  webhook_secret: string;
+  previous_webhook_secret: string | null;
+  webhook_secret_rotated_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  user_id: string;
+  name: string;
+  created_at: Timestamp;
+  expires_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+}
+
+export interface AgentsTable {
+  id: string;
+  user_id: string;
+  name: string;
+  type: Generated<'OUTBOUND' | 'INBOUND'>;
+  is_active: Generated<boolean>;
+  basic_details: Json<Record<string, unknown>>;
+  metric_config: Json<Record<string, unknown>>;
+  sip_trunk_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ContactsTable {
+  id: string;
+  user_id: string;
+  phone_number: string;
+  name: Generated<string>;
+  email: string | null;
+  company: string | null;
+  metadata: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CallsTable {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  contact_id: string;
+  batch_id: string | null;
+  status: CallStatus;
+  direction: Generated<string>;
+  phone_number: string;
+  attempt: Generated<number>;
+  provider: string;
+  error: string | null;
+  duration: number | null;
+  minutes_charged: Generated<number>;
+  transcription: Json<TranscriptEntry[] | null>;
+  summary: string | null;
+  metric_json: Json<Record<string, unknown> | null>;
+  status_callback_url: string | null;
+  created_at: Timestamp;
+  answered_at: NullableTimestamp;
+  ended_at: NullableTimestamp;
+  updated_at: Timestamp;
+}
+
+export interface SchemaMigrationsTable {
+  version: number;
+  name: string;
+  applied_at: Timestamp;
+}
+
+export interface Database {
+  users: UsersTable;
+  api_keys: ApiKeysTable;
+  agents: AgentsTable;
+  contacts: ContactsTable;
+  calls: CallsTable;
+  schema_migrations: SchemaMigrationsTable;
+}
+
+export type Db = Kysely<Database>;
+
+/**
+ * A JSON value as a SQL parameter. It is sent as text and cast in SQL, because pg turns a JS array
+ * into a Postgres array literal and PGlite serialises by the parameter's inferred type: text is the
+ * one form both drivers pass through unchanged.
+ */
+export function json(value: unknown): RawBuilder<unknown> {
+  return sql`${JSON.stringify(value)}::text::jsonb`;
+}
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'postgres' | 'pglite';
+  /** Round trip used by health checks. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  databaseUrl: string | undefined;
+  /** Where PGlite keeps its files when there is no DATABASE_URL. */
+  pgliteDir: string;
+  /** PostgreSQL only: the schema to work in (tests give each file its own). */
+  schema?: string;
+  poolSize?: number;
+}
+
+const INT8_OID = 20;
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
+  return openPglite(options.pgliteDir);
+}
+
+function openPostgres(url: string, options: OpenDatabaseOptions): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    // count(*) and sums are int8; every such value here is far below 2^53.
+    types: {
+      getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format ?? 'text'),
+    } as pg.CustomTypesConfig,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  // An idle client that loses its server emits 'error'; the pool replaces it on next use.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    kind: 'postgres',
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+async function openPglite(dir: string): Promise<DatabaseHandle> {
+  fs.mkdirSync(dir, { recursive: true });
+  const releaseLock = lockDataDir(dir);
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(dir, { parsers: { [INT8_OID]: (value: string) => Number(value) } });
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    kind: 'pglite',
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: async () => {
+      await db.destroy();
+      await pglite.close();
+      releaseLock();
+    },
+  };
+}
+
+/**
+ * PGlite runs inside one process; a second process opening the same files would corrupt them. A
+ * lock file holding our pid refuses the second opener with a clear message, and a lock left by a
+ * process that no longer exists is taken over.
+ */
+function lockDataDir(dir: string): () => void {
+  const lockPath = path.join(dir, 'outdial.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lockPath, String(process.pid), { flag: 'wx' });
+      return () => fs.rmSync(lockPath, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number(fs.readFileSync(lockPath, 'utf8'));
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+        throw new Error(
+          `The embedded database in ${dir} is in use by process ${holder}. Stop it, or set DATABASE_URL to share a PostgreSQL server between processes.`,
+        );
+      }
+      fs.rmSync(lockPath, { force: true });
+    }
+  }
+  throw new Error(`Could not lock the embedded database in ${dir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,224 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, loadConfig } from '../config.js';
+import { readAdminTokenFile } from '../services/secrets.js';
+import { AdminClient, AdminClientError } from './admin-client.js';
+import { printResult } from './output.js';
+import { runMigrate, runServer } from './server.js';
+
+const program = new Command();
+program
+  .name('outdial')
+  .description('Self-hostable AI outbound calls: run the service, and manage users, agents and API keys')
+  .showHelpAfterError()
+  .option('--url <url>', 'address of a running outdial (OUTDIAL_URL)')
+  .option('--admin-token <token>', 'admin token (OUTDIAL_ADMIN_TOKEN, or the one generated in the data dir)');
+
+program
+  .command('serve')
+  .description('run the API and the workers in one process (what npm start runs)')
+  .action(() => runServer('serve'));
+program
+  .command('api')
+  .description('run only the HTTP API')
+  .action(() => runServer('api'));
+program
+  .command('worker')
+  .description('run only the background workers (any number of them may share one PostgreSQL and Redis)')
+  .action(() => runServer('worker'));
+program
+  .command('migrate')
+  .description('apply the database migrations and exit')
+  .action(() => runMigrate());
+
+function client(): AdminClient {
+  const options = program.opts<{ url?: string; adminToken?: string }>();
+  const config = loadConfig();
+  const url = options.url ?? process.env.OUTDIAL_URL ?? `http://127.0.0.1:${config.port}`;
+  const token = options.adminToken ?? config.adminToken ?? readAdminTokenFile(config.dataDir);
+  if (!token) {
+    throw new AdminClientError(
+      `No admin token: pass --admin-token, set OUTDIAL_ADMIN_TOKEN, or run from the folder whose ${config.dataDir} holds admin-token`,
+    );
+  }
+  return new AdminClient(url, token);
+}
+
+const jsonOption = () => new Option('--json', 'print the raw JSON reply');
+
+function integer(value: string): number {
+  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number');
+  return Number(value);
+}
+
+const users = program.command('users').description('users of the service');
+users
+  .command('create')
+  .description('create a user')
+  .requiredOption('--name <name>', 'display name')
+  .option('--email <email>', 'email address')
+  .option('--minutes <n>', 'call minutes to start with', integer)
+  .addOption(jsonOption())
+  .action(async (options: { name: string; email?: string; minutes?: number; json?: boolean }) => {
+    const { json, ...body } = options;
+    printResult(await client().post('/admin/v1/users', body), json, (user) => [
+      `Created user ${user.id} (${user.name}) with ${user.availableMinutes} minutes`,
+    ]);
+  });
+
+const credits = program.command('credits').description('call minutes');
+credits
+  .command('add')
+  .description('add call minutes to a user (a negative number takes them back)')
+  .argument('<userId>', 'the user')
+  .argument('<minutes>', 'minutes to add', integer)
+  .addOption(jsonOption())
+  .action(async (userId: string, minutes: number, options: { json?: boolean }) => {
+    printResult(await client().post(`/admin/v1/users/${encodeURIComponent(userId)}/credits`, { minutes }), options.json, (r) => [
+      `${userId} now has ${r.availableMinutes} minutes`,
+    ]);
+  });
+
+const agents = program.command('agents').description('AI voice agents');
+agents
+  .command('create')
+  .description('create an agent for a user')
+  .requiredOption('--user <userId>', 'owner')
+  .requiredOption('--name <name>', 'agent name')
+  .option('--agent-name <name>', 'the name the agent introduces itself with')
+  .option('--language <code>', 'agentLanguage, e.g. en')
+  .option('--voice <id>', 'voiceId')
+  .option('--type <type>', 'OUTBOUND or INBOUND', 'OUTBOUND')
+  .option('--inactive', 'create it deactivated')
+  .option('--sip-trunk <id>', 'SIP trunk id')
+  .addOption(jsonOption())
+  .action(
+    async (options: {
+      user: string;
+      name: string;
+      agentName?: string;
+      language?: string;
+      voice?: string;
+      type: string;
+      inactive?: boolean;
+      sipTrunk?: string;
+      json?: boolean;
+    }) => {
+      const basicDetails = {
+        ...(options.agentName ? { agent_name: options.agentName } : {}),
+        ...(options.language ? { agentLanguage: options.language } : {}),
+        ...(options.voice ? { voiceId: options.voice } : {}),
+      };
+      const body = {
+        userId: options.user,
+        name: options.name,
+        type: options.type.toUpperCase(),
+        isActive: !options.inactive,
+        basicDetails,
+        ...(options.sipTrunk ? { sipTrunkId: options.sipTrunk } : {}),
+      };
+      printResult(await client().post('/admin/v1/agents', body), options.json, (agent) => [
+        `Created agent ${agent.id} (${agent.name}) for ${agent.userId}`,
+      ]);
+    },
+  );
+agents
+  .command('list')
+  .description("a user's agents")
+  .requiredOption('--user <userId>', 'owner')
+  .addOption(jsonOption())
+  .action(async (options: { user: string; json?: boolean }) => {
+    const reply = await client().get(`/admin/v1/agents?userId=${encodeURIComponent(options.user)}`);
+    printResult(reply, options.json, (r) =>
+      (r.agents as Array<Record<string, unknown>>).map(
+        (a) => `${a.id}  ${a.isActive ? 'active  ' : 'inactive'}  ${a.type}  ${a.name}`,
+      ),
+    );
+  });
+agents
+  .command('deactivate')
+  .description('deactivate an agent (new calls and batches refuse it)')
+  .argument('<agentId>', 'the agent')
+  .addOption(jsonOption())
+  .action(async (agentId: string, options: { json?: boolean }) => {
+    printResult(
+      await client().patch(`/admin/v1/agents/${encodeURIComponent(agentId)}`, { isActive: false }),
+      options.json,
+      (a) => [`Deactivated agent ${a.id} (${a.name})`],
+    );
+  });
+
+const keys = program.command('keys').description('API keys');
+keys
+  .command('create')
+  .description('create an API key (shown only once)')
+  .requiredOption('--user <userId>', 'owner')
+  .option('--name <name>', 'a label for the key')
+  .option('--expires <date-time>', 'expiry, ISO 8601 (e.g. 2027-01-01T00:00:00Z)')
+  .addOption(jsonOption())
+  .action(async (options: { user: string; name?: string; expires?: string; json?: boolean }) => {
+    const body = {
+      userId: options.user,
+      ...(options.name ? { name: options.name } : {}),
+      ...(options.expires ? { expiresAt: options.expires } : {}),
+    };
+    printResult(await client().post('/admin/v1/keys', body), options.json, (k) => [
+      `Created key ${k.id}. Store it now; it is not shown again:`,
+      String(k.key),
+    ]);
+  });
+keys
+  .command('list')
+  .description("a user's API keys (never the secret)")
+  .requiredOption('--user <userId>', 'owner')
+  .addOption(jsonOption())
+  .action(async (options: { user: string; json?: boolean }) => {
+    const reply = await client().get(`/admin/v1/keys?userId=${encodeURIComponent(options.user)}`);
+    printResult(reply, options.json, (r) =>
+      (r.keys as Array<Record<string, unknown>>).map(
+        (k) => `${k.id}  ${String(k.status).padEnd(7)}  last used ${k.lastUsedAt ?? 'never'}  ${k.name}`,
+      ),
+    );
+  });
+keys
+  .command('revoke')
+  .description('revoke an API key')
+  .argument('<keyId>', 'the key')
+  .addOption(jsonOption())
+  .action(async (keyId: string, options: { json?: boolean }) => {
+    printResult(await client().delete(`/admin/v1/keys/${encodeURIComponent(keyId)}`), options.json, (k) => [
+      `Revoked key ${k.id} (${k.name})`,
+    ]);
+  });
+
+const secret = program.command('webhook-secret').description("a user's webhook signing secret");
+secret
+  .command('show')
+  .argument('<userId>', 'the user')
+  .addOption(jsonOption())
+  .action(async (userId: string, options: { json?: boolean }) => {
+    printResult(await client().get(`/admin/v1/users/${encodeURIComponent(userId)}/webhook-secret`), options.json, (s) => [
+      String(s.secret),
+    ]);
+  });
+secret
+  .command('rotate')
+  .argument('<userId>', 'the user')
+  .addOption(jsonOption())
+  .action(async (userId: string, options: { json?: boolean }) => {
+    printResult(
+      await client().post(`/admin/v1/users/${encodeURIComponent(userId)}/webhook-secret/rotate`, {}),
+      options.json,
+      (s) => [String(s.secret), 'The previous secret keeps signing beside it for 24 hours.'],
+    );
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof AdminClientError || error instanceof ConfigError) {
+    process.stderr.write(`outdial: ${error.message}\n`);
+    process.exit(1);
+  }
+  throw error;
+}

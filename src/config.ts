@@ -1,0 +1,136 @@
+import path from 'node:path';
+
+/**
+ * The only reader of process.env. Every setting is parsed once at boot; a bad value stops the start
+ * with a message that names the variable, so a typo never turns into a silently different service.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  dataDir: string;
+  publicUrl: string;
+  adminToken: string | undefined;
+  jwtSecret: string | undefined;
+  voiceProvider: 'simulator';
+  simRingMs: number;
+  simTalkMs: number;
+  webhookAllowPrivate: boolean;
+  webhookRetryDelaysMs: number[];
+  estimatedMinutesPerCall: number;
+  maxConcurrentCalls: number;
+  llmUrl: string | undefined;
+  llmApiKey: string | undefined;
+  llmModel: string | undefined;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Credit minutes given to the demo user created on a first start with an empty database. */
+  demoMinutes: number;
+  /** Seed a demo user, agent and key into an empty database at start. */
+  seedDemo: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function readNumber(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number ≥ ${min}, got "${raw}"`);
+  return value;
+}
+
+function readBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function readUrl(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL: "${raw}"`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${url.protocol}"`);
+  }
+  return raw;
+}
+
+function readString(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  return raw ? raw : undefined;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = readInt(env, 'PORT', 3000, 0, 65535);
+  const host = readString(env, 'HOST') ?? '0.0.0.0';
+  const provider = readString(env, 'OUTDIAL_VOICE_PROVIDER') ?? 'simulator';
+  if (provider !== 'simulator') {
+    throw new ConfigError(`OUTDIAL_VOICE_PROVIDER must be "simulator" (the only provider so far), got "${provider}"`);
+  }
+  const delaysRaw = readString(env, 'OUTDIAL_WEBHOOK_RETRY_DELAYS_MS') ?? '1000,5000,25000';
+  const delays = delaysRaw.split(',').map((part) => Number(part.trim()));
+  if (delays.some((d) => !Number.isInteger(d) || d < 0)) {
+    throw new ConfigError(`OUTDIAL_WEBHOOK_RETRY_DELAYS_MS must be comma-separated milliseconds, got "${delaysRaw}"`);
+  }
+  const jwtSecret = readString(env, 'OUTDIAL_JWT_SECRET');
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
+    throw new ConfigError('OUTDIAL_JWT_SECRET must be at least 32 bytes long');
+  }
+  const adminToken = readString(env, 'OUTDIAL_ADMIN_TOKEN');
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('OUTDIAL_ADMIN_TOKEN must be at least 16 characters long');
+  }
+  const logLevel = (readString(env, 'LOG_LEVEL') ?? 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const displayHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  const publicUrl = (
+    readUrl(env, 'OUTDIAL_PUBLIC_URL', ['http:', 'https:']) ?? `http://${displayHost}:${port}`
+  ).replace(/\/+$/, '');
+
+  return {
+    port,
+    host,
+    databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    dataDir: path.resolve(readString(env, 'OUTDIAL_DATA_DIR') ?? './.outdial'),
+    publicUrl,
+    adminToken,
+    jwtSecret,
+    voiceProvider: 'simulator',
+    simRingMs: readInt(env, 'OUTDIAL_SIM_RING_MS', 2000, 0, 600_000),
+    simTalkMs: readInt(env, 'OUTDIAL_SIM_TALK_MS', 30_000, 0, 3_600_000),
+    webhookAllowPrivate: readBool(env, 'OUTDIAL_WEBHOOK_ALLOW_PRIVATE', false),
+    webhookRetryDelaysMs: delays,
+    estimatedMinutesPerCall: readNumber(env, 'OUTDIAL_ESTIMATED_MINUTES_PER_CALL', 1, 0),
+    maxConcurrentCalls: readInt(env, 'OUTDIAL_MAX_CONCURRENT_CALLS', 200, 1, 100_000),
+    llmUrl: readUrl(env, 'OUTDIAL_LLM_URL', ['http:', 'https:']),
+    llmApiKey: readString(env, 'OUTDIAL_LLM_API_KEY'),
+    llmModel: readString(env, 'OUTDIAL_LLM_MODEL'),
+    logLevel,
+    demoMinutes: readInt(env, 'OUTDIAL_DEMO_MINUTES', 100, 0, 1_000_000),
+    seedDemo: readBool(env, 'OUTDIAL_SEED_DEMO', true),
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Call states. The spec names ONGOING and COMPLETED; the other final states are the outcomes a
+ * telephone network reports (see docs/decisions.md).
+ */
+export const CALL_STATUSES = ['ONGOING', 'COMPLETED', 'NO_ANSWER', 'BUSY', 'FAILED', 'VOICEMAIL'] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+export type FinalCallStatus = Exclude<CallStatus, 'ONGOING'>;
+
+export interface TranscriptEntry {
+  role: 'assistant' | 'user';
+  content: string;
+}
+
+export function isFinal(status: CallStatus): status is FinalCallStatus {
+  return status !== 'ONGOING';
+}
+
+/**
+ * Minutes taken from the balance for a finished call. The far end answered on COMPLETED and on
+ * VOICEMAIL (a machine picked up, and carriers bill that), and each started minute counts.
+ */
+export function minutesToCharge(status: FinalCallStatus, durationSeconds: number | null): number {
+  switch (status) {
+    case 'COMPLETED':
+    case 'VOICEMAIL':
+      return durationSeconds && durationSeconds > 0 ? Math.ceil(durationSeconds / 60) : 0;
+    case 'NO_ANSWER':
+    case 'BUSY':
+    case 'FAILED':
+      return 0;
+    default:
+      return assertNever(status);
+  }
+}
+
+/** A call counts as succeeded in statistics only when a person answered and the talk ended normally. */
+export function isSuccess(status: CallStatus): boolean {
+  return status === 'COMPLETED';
+}
+
+export function assertNever(value: never): never {
+  throw new Error(`Unexpected value: ${String(value)}`);
+}

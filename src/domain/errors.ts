@@ -1,0 +1,36 @@
+/**
+ * Every failure the service reports carries a machine code; `http/errors.ts` maps each code to a
+ * status and the spec's error body in one table.
+ */
+export type ErrorCode =
+  | 'INVALID_REQUEST'
+  | 'MISSING_PARAMETER'
+  | 'INVALID_JSON'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'ROUTE_NOT_FOUND'
+  | 'AGENT_NOT_FOUND'
+  | 'INSUFFICIENT_CREDITS'
+  | 'CALL_IN_PROGRESS'
+  | 'CONFLICT'
+  | 'PROVIDER_ERROR'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL';
+
+export class AppError extends Error {
+  override name = 'AppError';
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message ?? code);
+  }
+}
+
+export function fieldError(field: string, message: string): AppError {
+  return new AppError('INVALID_REQUEST', `${field}: ${message}`, { fieldErrors: { [field]: [message] } });
+}

@@ -1,0 +1,136 @@
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv, type Options as AjvOptions } from 'ajv';
+import addFormats from 'ajv-formats';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
+import { AppError } from '../domain/errors.js';
+import type { AgentService } from '../services/agents.js';
+import type { CallService } from '../services/calls.js';
+import type { HealthService } from '../services/health.js';
+import type { KeyService } from '../services/keys.js';
+import type { UserService } from '../services/users.js';
+import { registerAdminAuth, registerApiAuth } from './auth.js';
+import { handleError } from './errors.js';
+import { registerAdminAgents } from './routes/admin/agents.js';
+import { registerAdminKeys } from './routes/admin/keys.js';
+import { registerAdminUsers } from './routes/admin/users.js';
+import { registerProbes } from './routes/probes.js';
+import { registerAgentGet } from './routes/v1/agent.get.js';
+import { registerCallCheckStatus } from './routes/v1/call.check-status.get.js';
+import { registerCallDial } from './routes/v1/call.dial.js';
+import { registerCallRecording } from './routes/v1/call.recording.get.js';
+import { registerHealthGet } from './routes/v1/health.get.js';
+import { registerOpenApi } from './routes/v1/openapi.get.js';
+import { registerStatusCall } from './routes/v1/status.call.get.js';
+import { ErrorBody } from './schemas/common.js';
+
+export interface AppServices {
+  keys: KeyService;
+  users: UserService;
+  agents: AgentService;
+  calls: CallService;
+  health: HealthService;
+}
+
+export interface BuildAppOptions {
+  services: AppServices;
+  adminToken: string;
+  logger: FastifyBaseLogger;
+  version: string;
+}
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** Default body limit: single-call bodies are small; a batch route raises its own limit. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+function makeAjv(options: AjvOptions): Ajv {
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, ...options });
+  addFormats.default(ajv);
+  ajv.addSchema(ErrorBody);
+  return ajv;
+}
+
+/** Builds the HTTP app without listening: tests inject requests, main.ts listens. */
+export async function buildApp(options: BuildAppOptions): Promise<App> {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    requestIdHeader: 'x-request-id',
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  // Bodies are checked strictly ("5" is not a number, unknown fields are refused); query strings
+  // arrive as text, so their numbers are coerced.
+  const bodyAjv = makeAjv({ coerceTypes: false, removeAdditional: false });
+  const queryAjv = makeAjv({ coerceTypes: true, removeAdditional: false });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema as object),
+  );
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => {
+    reply.status(404).send({ error: 'Not Found', message: `Route ${request.method} ${request.url.split('?')[0]} not found` });
+  });
+  app.addSchema(ErrorBody);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'outdial Voice Call Service API',
+        version: '1.0.0',
+        description: 'AI-driven outbound voice calls and campaigns. See docs/decisions.md for choices the contract leaves open.',
+      },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'OUTDIAL_ADMIN_TOKEN' },
+        },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+  });
+
+  registerProbes(app, options.services);
+
+  await app.register(async (api) => {
+    const scoped = api as unknown as App;
+    registerApiAuth(scoped, options.services.keys);
+    registerAgentGet(scoped, options.services);
+    registerCallDial(scoped, options.services);
+    registerStatusCall(scoped, options.services);
+    registerCallCheckStatus(scoped, options.services);
+    registerHealthGet(scoped, options.services);
+    registerCallRecording(scoped, options.services);
+  });
+
+  await app.register(async (admin) => {
+    const scoped = admin as unknown as App;
+    registerAdminAuth(scoped, options.adminToken);
+    registerAdminUsers(scoped, options.services);
+    registerAdminAgents(scoped, options.services);
+    registerAdminKeys(scoped, options.services);
+  });
+
+  registerOpenApi(app);
+  return app;
+}
+
+/** A `userId` given in a body or query must be the key's own user. */
+export function assertOwnUser(authUserId: string, given: string | undefined): void {
+  if (given !== undefined && given !== authUserId) throw new AppError('FORBIDDEN');
+}

@@ -1,0 +1,71 @@
+import { Type } from '@sinclair/typebox';
+import type { App, AppServices } from '../../app.js';
+import { AgentSchema, BasicDetailsSchema, errorResponses, Id, MetricConfigSchema, Nullable } from '../../schemas/common.js';
+
+const AdminAgent = Type.Composite([AgentSchema, Type.Object({ userId: Type.String() })]);
+const admin = { tags: ['admin'], security: [{ adminToken: [] }] };
+
+const AgentFields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  type: Type.Union([Type.Literal('OUTBOUND'), Type.Literal('INBOUND')]),
+  isActive: Type.Boolean(),
+  basicDetails: BasicDetailsSchema,
+  metricConfig: MetricConfigSchema,
+  sipTrunkId: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
+};
+
+export function registerAdminAgents(app: App, services: Pick<AppServices, 'agents'>): void {
+  app.post(
+    '/admin/v1/agents',
+    {
+      schema: {
+        ...admin,
+        summary: 'Create an agent for a user',
+        body: Type.Object(
+          {
+            userId: Id('Owner'),
+            name: AgentFields.name,
+            type: Type.Optional(AgentFields.type),
+            isActive: Type.Optional(AgentFields.isActive),
+            basicDetails: Type.Optional(AgentFields.basicDetails),
+            metricConfig: Type.Optional(AgentFields.metricConfig),
+            sipTrunkId: Type.Optional(AgentFields.sipTrunkId),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: AdminAgent, ...errorResponses(400, 401, 404, 500) },
+      },
+    },
+    async (request, reply) => {
+      const { userId, ...input } = request.body;
+      return reply.status(201).send(await services.agents.create(userId, input));
+    },
+  );
+
+  app.patch(
+    '/admin/v1/agents/:agentId',
+    {
+      schema: {
+        ...admin,
+        summary: 'Change an agent (deactivate with isActive: false)',
+        params: Type.Object({ agentId: Id('The agent') }),
+        body: Type.Partial(Type.Object(AgentFields), { additionalProperties: false, minProperties: 1 }),
+        response: { 200: AdminAgent, ...errorResponses(400, 401, 404, 500) },
+      },
+    },
+    async (request) => services.agents.update(request.params.agentId, request.body),
+  );
+
+  app.get(
+    '/admin/v1/agents',
+    {
+      schema: {
+        ...admin,
+        summary: "A user's agents, newest first",
+        querystring: Type.Object({ userId: Id('Owner') }, { additionalProperties: false }),
+        response: { 200: Type.Object({ agents: Type.Array(AdminAgent) }), ...errorResponses(400, 401, 500) },
+      },
+    },
+    async (request) => ({ agents: await services.agents.list(request.query.userId) }),
+  );
+}

@@ -1,0 +1,32 @@
+import { Type } from '@sinclair/typebox';
+import { AppError } from '../../../domain/errors.js';
+import { type App, type AppServices, assertOwnUser } from '../../app.js';
+import { requireAuth } from '../../auth.js';
+import { AgentSchema, errorResponses, Id } from '../../schemas/common.js';
+
+export function registerAgentGet(app: App, services: Pick<AppServices, 'agents'>): void {
+  app.get(
+    '/api/v1/agent',
+    {
+      schema: {
+        tags: ['agents'],
+        summary: "An agent's configuration",
+        querystring: Type.Object(
+          {
+            agentId: Id('The agent'),
+            userId: Type.Optional(Id('The user owning the agent; when given it must be the API key’s user')),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: AgentSchema, ...errorResponses(400, 401, 403, 404, 500) },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      assertOwnUser(auth.userId, request.query.userId);
+      const agent = await services.agents.getForUser(auth.userId, request.query.agentId);
+      if (!agent) throw new AppError('NOT_FOUND');
+      return agent;
+    },
+  );
+}

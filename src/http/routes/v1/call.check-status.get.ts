@@ -1,0 +1,49 @@
+import { Type } from '@sinclair/typebox';
+import type { App, AppServices } from '../../app.js';
+import { requireAuth } from '../../auth.js';
+import {
+  CallStatusSchema,
+  DateTime,
+  errorResponses,
+  Id,
+  Nullable,
+  TranscriptEntrySchema,
+} from '../../schemas/common.js';
+
+const PersistentCallStatus = Type.Object({
+  success: Type.Boolean(),
+  data: Type.Object({
+    id: Type.String(),
+    status: CallStatusSchema,
+    direction: Type.String({ description: 'OUTBOUND' }),
+    duration: Nullable(Type.Number({ description: 'Seconds of connected time; null while ongoing' })),
+    createdAt: DateTime,
+    endedAt: Nullable(DateTime),
+    contact: Type.Object({ name: Type.String(), phoneNumber: Type.String() }),
+    agent: Type.String({ description: "The agent's name" }),
+    recordingUrl: Nullable(Type.String()),
+    transcription: Type.Array(TranscriptEntrySchema),
+    error: Nullable(Type.String()),
+    batchId: Nullable(Type.String()),
+    contactId: Type.String(),
+    agentId: Type.String(),
+  }),
+});
+
+export function registerCallCheckStatus(app: App, services: Pick<AppServices, 'calls'>): void {
+  app.get(
+    '/api/v1/call/check-status',
+    {
+      schema: {
+        tags: ['calls'],
+        summary: 'Persistent call status from long-term storage',
+        querystring: Type.Object({ callId: Id('The call') }, { additionalProperties: false }),
+        response: { 200: PersistentCallStatus, ...errorResponses(400, 401, 404, 500) },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      return { success: true, data: await services.calls.persistentStatus(auth.userId, request.query.callId) };
+    },
+  );
+}

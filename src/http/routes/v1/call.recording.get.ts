@@ -1,0 +1,40 @@
+import { Type } from '@sinclair/typebox';
+import type { App, AppServices } from '../../app.js';
+import { errorResponses, Id } from '../../schemas/common.js';
+
+/**
+ * A finished call's audio. The `recordingUrl` we hand out carries a signed token so that a player
+ * or a CRM can fetch it without the API key; the owner's API key works too.
+ */
+export function registerCallRecording(app: App, services: Pick<AppServices, 'calls'>): void {
+  app.get(
+    '/api/v1/calls/:callId/recording.wav',
+    {
+      config: { auth: 'optional' },
+      schema: {
+        tags: ['calls'],
+        summary: 'Recording of a finished call (audio/wav)',
+        security: [{ bearerAuth: [] }, {}],
+        params: Type.Object({ callId: Id('The call') }),
+        querystring: Type.Object(
+          { token: Type.Optional(Type.String({ maxLength: 128, description: 'Signature from recordingUrl' })) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'audio/wav' }),
+          ...errorResponses(400, 404, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const recording = await services.calls.recording(request.params.callId, {
+        ...(request.auth ? { userId: request.auth.userId } : {}),
+        ...(request.query.token ? { token: request.query.token } : {}),
+      });
+      return reply
+        .header('content-type', recording.contentType)
+        .header('cache-control', 'private, max-age=3600')
+        .send(recording.body);
+    },
+  );
+}

@@ -1,0 +1,22 @@
+import { Type } from '@sinclair/typebox';
+import type { App, AppServices } from '../../app.js';
+import { requireAuth } from '../../auth.js';
+import { errorResponses, Id, LiveCallStatusSchema } from '../../schemas/common.js';
+
+export function registerStatusCall(app: App, services: Pick<AppServices, 'calls'>): void {
+  app.get(
+    '/api/v1/status/call',
+    {
+      schema: {
+        tags: ['calls'],
+        summary: 'Live call status (memory cache, kept 30 days; the database answers when the entry is gone)',
+        querystring: Type.Object({ callId: Id('The callId returned by the dial endpoint') }, { additionalProperties: false }),
+        response: { 200: LiveCallStatusSchema, ...errorResponses(400, 401, 404, 500) },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      return services.calls.liveStatus(auth.userId, request.query.callId);
+    },
+  );
+}

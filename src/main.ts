@@ -1,0 +1,125 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pino, { type Logger } from 'pino';
+import { MemoryLiveCache } from './adapters/memory/live-cache.js';
+import { type DatabaseHandle, openDatabase } from './adapters/postgres/database.js';
+import { migrate } from './adapters/postgres/migrate.js';
+import { RedisLiveCache } from './adapters/redis/live-cache.js';
+import { SimulatedVoiceProvider } from './adapters/voice/simulator.js';
+import type { Config } from './config.js';
+import { type App, buildApp } from './http/app.js';
+import { type Clock, type LiveCache, systemClock, type VoiceProvider } from './ports.js';
+import { AgentService } from './services/agents.js';
+import { CallService } from './services/calls.js';
+import type { Deps } from './services/deps.js';
+import { HealthService } from './services/health.js';
+import { KeyService } from './services/keys.js';
+import { loadSecrets } from './services/secrets.js';
+import { UserService } from './services/users.js';
+import type { PollLoop } from './workers/loop.js';
+import { createReconciler } from './workers/reconciler.js';
+
+export const VERSION: string = (
+  JSON.parse(fs.readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { version: string }
+).version;
+
+export type Role = 'serve' | 'api' | 'worker';
+
+/** Adapters a caller (a test, a benchmark) may build itself instead of letting the config decide. */
+export interface RuntimeOverrides {
+  logger?: Logger;
+  database?: DatabaseHandle;
+  cache?: LiveCache;
+  provider?: VoiceProvider;
+  clock?: Clock;
+  /** Milliseconds between reconciler passes when idle. */
+  reconcileIdleMs?: number;
+}
+
+export interface Runtime {
+  config: Config;
+  deps: Deps;
+  database: DatabaseHandle;
+  app: App;
+  services: {
+    keys: KeyService;
+    users: UserService;
+    agents: AgentService;
+    calls: CallService;
+    health: HealthService;
+  };
+  adminToken: string;
+  adminTokenGenerated: boolean;
+  startWorkers(): void;
+  close(): Promise<void>;
+}
+
+/** The composition root: config -> adapters -> services -> HTTP app and workers. */
+export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
+  const logger = overrides.logger ?? pino({ level: config.logLevel, base: { service: 'outdial' } });
+  const secrets = loadSecrets(config.dataDir, {
+    ...(config.adminToken ? { adminToken: config.adminToken } : {}),
+    ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
+  });
+  const database =
+    overrides.database ??
+    (await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata') }));
+  const opened: Array<() => Promise<void>> = overrides.database ? [] : [() => database.close()];
+  try {
+    await migrate(database);
+    const cache =
+      overrides.cache ?? (config.redisUrl ? new RedisLiveCache({ url: config.redisUrl }) : new MemoryLiveCache());
+    if (!overrides.cache) opened.unshift(() => cache.close());
+    const cacheKind = cache instanceof RedisLiveCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
+    const clock = overrides.clock ?? systemClock;
+    const provider =
+      overrides.provider ??
+      new SimulatedVoiceProvider({
+        ringMs: config.simRingMs,
+        talkMs: config.simTalkMs,
+        clock,
+        onError: (error, event) => logger.error({ err: error, callId: event.callId }, 'could not record a call end'),
+      });
+    opened.unshift(() => provider.close());
+
+    const deps: Deps = { config, db: database.db, cache, provider, clock, logger, jwtSecret: secrets.jwtSecret };
+    const calls = new CallService(deps);
+    provider.onCallEnded(async (event) => {
+      await calls.finish(event);
+    });
+    const services = {
+      keys: new KeyService(deps),
+      users: new UserService(deps),
+      agents: new AgentService(deps),
+      calls,
+      health: new HealthService({ database, cache, cacheKind, version: VERSION }),
+    };
+    const app = await buildApp({ services, adminToken: secrets.adminToken, logger, version: VERSION });
+    const workers: PollLoop[] = [createReconciler(calls, logger, overrides.reconcileIdleMs)];
+    let started = false;
+
+    return {
+      config,
+      deps,
+      database,
+      app,
+      services,
+      adminToken: secrets.adminToken,
+      adminTokenGenerated: secrets.adminTokenGenerated,
+      startWorkers() {
+        if (started) return;
+        started = true;
+        for (const worker of workers) worker.start();
+      },
+      async close() {
+        await app.close();
+        await Promise.all(workers.map((worker) => worker.stop()));
+        for (const close of opened) await close();
+      },
+    };
+  } catch (error) {
+    for (const close of opened) await close().catch(() => {});
+    throw error;
+  }
+}

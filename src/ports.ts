@@ -1,0 +1,86 @@
+import type { CallStatus, FinalCallStatus, TranscriptEntry } from './domain/call.js';
+
+/** The live view of one call: what `GET /api/v1/status/call` answers (the spec's Live call status). */
+export interface LiveCallStatus {
+  callId: string;
+  status: CallStatus;
+  startTime: string;
+  phoneNumber: string;
+  contactId: string;
+  batchId: string | null;
+  error: string | null;
+  duration: number | null;
+  recordingUrl: string | null;
+}
+
+/** A live entry remembers its owner, so reads stay scoped to the user without a database trip. */
+export interface LiveCallEntry extends LiveCallStatus {
+  userId: string;
+}
+
+/** Live cache port: Redis when REDIS_URL is set, bounded memory otherwise; entries expire after 30 days. */
+export interface LiveCache {
+  putCall(entry: LiveCallEntry): Promise<void>;
+  getCall(callId: string): Promise<LiveCallEntry | null>;
+  /** Every live call of a batch, in no particular order. */
+  getBatchCalls(batchId: string): Promise<LiveCallEntry[]>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const LIVE_TTL_SECONDS = 30 * 24 * 60 * 60;
+
+export interface DialRequest {
+  /** Our call id: the provider's idempotency key, so asking twice never places two calls. */
+  callId: string;
+  to: string;
+  /** 1 for the first call to this contact's number by this user or batch, 2 for the next, ... */
+  attempt: number;
+  agent: { id: string; name: string; agentName: string | null; language: string | null };
+  contact: { id: string; name: string };
+}
+
+/** What a provider tells us when a call ends. */
+export interface CallEndedEvent {
+  callId: string;
+  status: FinalCallStatus;
+  /** Seconds of connected time; 0 when nobody answered. */
+  duration: number;
+  answeredAt: Date | null;
+  endedAt: Date;
+  error: string | null;
+  transcription: TranscriptEntry[];
+}
+
+export interface ProviderCallState {
+  known: boolean;
+  ended: CallEndedEvent | null;
+}
+
+export interface Recording {
+  contentType: string;
+  body: Buffer;
+}
+
+/** Voice provider port: the simulator by default; a SIP trunk later. */
+export interface VoiceProvider {
+  readonly name: string;
+  /** Places the call. Idempotent on `callId`: a second request for the same id does not dial again. */
+  dial(request: DialRequest): Promise<void>;
+  /** Registers the one consumer of call-ended events. */
+  onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void;
+  /**
+   * Reconciliation after a restart: what the provider knows of a call we recorded as dialing.
+   * `dialedAt` lets a stateless provider (the simulator) rebuild the outcome.
+   */
+  lookup(request: DialRequest, dialedAt: Date): Promise<ProviderCallState>;
+  /** Audio of a finished call, or null when the provider has none. */
+  recording(call: { id: string; duration: number; transcription: TranscriptEntry[] }): Promise<Recording | null>;
+  close(): Promise<void>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };

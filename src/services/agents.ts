@@ -1,0 +1,162 @@
+import { AppError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { json } from '../adapters/postgres/database.js';
+import type { Deps } from './deps.js';
+
+export interface BasicDetails {
+  dialId?: string;
+  voiceId?: string;
+  agent_name?: string;
+  voiceSpeed?: number;
+  voiceGender?: string;
+  agentLanguage?: string;
+  [extra: string]: unknown;
+}
+
+export interface CustomMetric {
+  name: string;
+  type: 'boolean' | 'number' | 'string' | 'enum';
+  description?: string;
+  options?: string[];
+}
+
+export interface MetricConfig {
+  enabled: boolean;
+  customMetrics: CustomMetric[];
+}
+
+/** The spec's Agent shape. */
+export interface AgentView {
+  id: string;
+  userId: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+  type: 'OUTBOUND' | 'INBOUND';
+  isActive: boolean;
+  basicDetails: BasicDetails;
+  metricConfig: MetricConfig;
+  sipTrunkId: string | null;
+}
+
+export interface AgentInput {
+  name?: string;
+  type?: 'OUTBOUND' | 'INBOUND';
+  isActive?: boolean;
+  basicDetails?: BasicDetails;
+  metricConfig?: MetricConfig;
+  sipTrunkId?: string | null;
+}
+
+interface AgentRow {
+  id: string;
+  user_id: string;
+  name: string;
+  type: 'OUTBOUND' | 'INBOUND';
+  is_active: boolean;
+  basic_details: Record<string, unknown>;
+  metric_config: Record<string, unknown>;
+  sip_trunk_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export class AgentService {
+  constructor(private readonly deps: Pick<Deps, 'db' | 'clock'>) {}
+
+  async create(userId: string, input: AgentInput & { name: string }): Promise<AgentView> {
+    const user = await this.deps.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
+    if (!user) throw new AppError('NOT_FOUND', 'User not found');
+    validateMetricConfig(input.metricConfig);
+    const row = await this.deps.db
+      .insertInto('agents')
+      .values({
+        id: newId('agt'),
+        user_id: userId,
+        name: input.name,
+        type: input.type ?? 'OUTBOUND',
+        is_active: input.isActive ?? true,
+        basic_details: json(input.basicDetails ?? {}),
+        metric_config: json(input.metricConfig ?? { enabled: false, customMetrics: [] }),
+        sip_trunk_id: input.sipTrunkId ?? null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toAgentView(row);
+  }
+
+  async update(agentId: string, input: AgentInput): Promise<AgentView> {
+    validateMetricConfig(input.metricConfig);
+    const row = await this.deps.db
+      .updateTable('agents')
+      .set({
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.type !== undefined ? { type: input.type } : {}),
+        ...(input.isActive !== undefined ? { is_active: input.isActive } : {}),
+        ...(input.basicDetails !== undefined ? { basic_details: json(input.basicDetails) } : {}),
+        ...(input.metricConfig !== undefined ? { metric_config: json(input.metricConfig) } : {}),
+        ...(input.sipTrunkId !== undefined ? { sip_trunk_id: input.sipTrunkId } : {}),
+        updated_at: this.deps.clock.now(),
+      })
+      .where('id', '=', agentId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND', 'Agent not found');
+    return toAgentView(row);
+  }
+
+  async list(userId: string): Promise<AgentView[]> {
+    const rows = await this.deps.db
+      .selectFrom('agents')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    return rows.map(toAgentView);
+  }
+
+  /** The user's agent, active or not; another user's agent is as absent as a missing one. */
+  async getForUser(userId: string, agentId: string): Promise<AgentView | null> {
+    const row = await this.deps.db
+      .selectFrom('agents')
+      .selectAll()
+      .where('id', '=', agentId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    return row ? toAgentView(row) : null;
+  }
+}
+
+function validateMetricConfig(config: MetricConfig | undefined): void {
+  if (!config) return;
+  const seen = new Set<string>();
+  const fieldErrors: Record<string, string[]> = {};
+  config.customMetrics.forEach((metric, index) => {
+    const at = `metricConfig.customMetrics.${index}`;
+    if (seen.has(metric.name)) fieldErrors[`${at}.name`] = [`duplicate metric name "${metric.name}"`];
+    seen.add(metric.name);
+    if (metric.type === 'enum' && (!metric.options || metric.options.length === 0)) {
+      fieldErrors[`${at}.options`] = ['an enum metric needs at least one option'];
+    }
+  });
+  if (Object.keys(fieldErrors).length > 0) {
+    throw new AppError('INVALID_REQUEST', 'Invalid metricConfig', { fieldErrors });
+  }
+}
+
+export function toAgentView(row: AgentRow): AgentView {
+  const metric = row.metric_config as Partial<MetricConfig>;
+  return {
+    id: row.id,
+    userId: row.user_id,
+    name: row.name,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    type: row.type,
+    isActive: row.is_active,
+    basicDetails: row.basic_details as BasicDetails,
+    metricConfig: { enabled: metric.enabled ?? false, customMetrics: metric.customMetrics ?? [] },
+    sipTrunkId: row.sip_trunk_id,
+  };
+}

@@ -1,0 +1,472 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { sql } from 'kysely';
+import { json } from '../adapters/postgres/database.js';
+import { type CallStatus, minutesToCharge, type TranscriptEntry } from '../domain/call.js';
+import { AppError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { E164_MESSAGE, normalizeE164 } from '../domain/phone.js';
+import type { CallEndedEvent, DialRequest, LiveCallEntry, LiveCallStatus, Recording } from '../ports.js';
+import type { Deps } from './deps.js';
+
+export interface CallerDetails {
+  name?: string;
+  email?: string;
+  company?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+export interface DialInput {
+  to?: string;
+  agentConfigId: string;
+  contactId?: string;
+  callerDetails?: CallerDetails;
+  statusCallBackUrl?: string;
+}
+
+export interface DialResult {
+  message: string;
+  callId: string;
+  contactId: string;
+  status: 'ONGOING';
+}
+
+/** The spec's Persistent call status `data`. */
+export interface PersistentCallStatus {
+  id: string;
+  status: CallStatus;
+  direction: string;
+  duration: number | null;
+  createdAt: string;
+  endedAt: string | null;
+  contact: { name: string; phoneNumber: string };
+  agent: string;
+  recordingUrl: string | null;
+  transcription: TranscriptEntry[];
+  error: string | null;
+  batchId: string | null;
+  contactId: string;
+  agentId: string;
+}
+
+interface CallRow {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  contact_id: string;
+  batch_id: string | null;
+  status: CallStatus;
+  phone_number: string;
+  error: string | null;
+  duration: number | null;
+  created_at: Date;
+}
+
+/** Seconds a simulated or real call may run past its expected end before the sweeper reconciles it. */
+const RECONCILE_GRACE_MS = 10_000;
+
+export class CallService {
+  constructor(private readonly deps: Deps) {}
+
+  /**
+   * Starts a single call. The call row (status ONGOING) is committed before the provider is asked:
+   * it is the dial intent, and a unique index lets at most one call per contact be ONGOING, so two
+   * concurrent dials to one contact resolve to one call and one 409.
+   */
+  async dial(userId: string, input: DialInput): Promise<DialResult> {
+    const { db } = this.deps;
+    const agent = await db
+      .selectFrom('agents')
+      .selectAll()
+      .where('id', '=', input.agentConfigId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (!agent || !agent.is_active) {
+      throw new AppError('AGENT_NOT_FOUND', `Agent ${input.agentConfigId} does not exist, is inactive or is not yours`);
+    }
+    const user = await db.selectFrom('users').select('available_minutes').where('id', '=', userId).executeTakeFirst();
+    if (!user) throw new AppError('UNAUTHORIZED');
+    if (user.available_minutes <= 0) {
+      throw new AppError('INSUFFICIENT_CREDITS', `A call needs at least 1 minute; ${user.available_minutes} available`, {
+        estimatedMinutesRequired: 1,
+        availableMinutes: user.available_minutes,
+      });
+    }
+
+    const contact = await this.resolveContact(userId, input);
+    const callId = newId('call');
+    const now = this.deps.clock.now();
+    let attempt = 1;
+    try {
+      attempt = await db.transaction().execute(async (trx) => {
+        const earlier = await trx
+          .selectFrom('calls')
+          .select(sql<number>`count(*)::int`.as('n'))
+          .where('contact_id', '=', contact.id)
+          .executeTakeFirstOrThrow();
+        const attemptNumber = earlier.n + 1;
+        await trx
+          .insertInto('calls')
+          .values({
+            id: callId,
+            user_id: userId,
+            agent_id: agent.id,
+            contact_id: contact.id,
+            batch_id: null,
+            status: 'ONGOING',
+            phone_number: contact.phone_number,
+            attempt: attemptNumber,
+            provider: this.deps.provider.name,
+            error: null,
+            duration: null,
+            transcription: json(null),
+            summary: null,
+            metric_json: json(null),
+            status_callback_url: input.statusCallBackUrl ?? null,
+            created_at: now,
+            answered_at: null,
+            ended_at: null,
+          })
+          .execute();
+        return attemptNumber;
+      });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const ongoing = await db
+        .selectFrom('calls')
+        .select('id')
+        .where('contact_id', '=', contact.id)
+        .where('status', '=', 'ONGOING')
+        .executeTakeFirst();
+      throw new AppError('CALL_IN_PROGRESS', 'A call is already in progress for this contact', {
+        callId: ongoing?.id ?? null,
+      });
+    }
+
+    await this.putLive({
+      callId,
+      userId,
+      status: 'ONGOING',
+      startTime: now.toISOString(),
+      phoneNumber: contact.phone_number,
+      contactId: contact.id,
+      batchId: null,
+      error: null,
+      duration: null,
+      recordingUrl: null,
+    });
+
+    const request: DialRequest = {
+      callId,
+      to: contact.phone_number,
+      attempt,
+      agent: agentForDial(agent),
+      contact: { id: contact.id, name: contact.name },
+    };
+    try {
+      await this.deps.provider.dial(request);
+    } catch (error) {
+      this.deps.logger.error({ err: error, callId }, 'provider refused the dial');
+      await this.finish({
+        callId,
+        status: 'FAILED',
+        duration: 0,
+        answeredAt: null,
+        endedAt: this.deps.clock.now(),
+        error: 'The voice provider could not place the call',
+        transcription: [],
+      });
+      throw new AppError('PROVIDER_ERROR', 'The voice provider could not place the call', { callId });
+    }
+    return { message: 'Call initiated successfully', callId, contactId: contact.id, status: 'ONGOING' };
+  }
+
+  /**
+   * Applies a provider's end-of-call report once: the update only matches an ONGOING row, so a
+   * repeated report (provider retry, reconciliation racing the live event) changes nothing.
+   */
+  async finish(event: CallEndedEvent): Promise<boolean> {
+    const charge = minutesToCharge(event.status, event.duration);
+    const updated = await this.deps.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('calls')
+        .set({
+          status: event.status,
+          duration: event.duration,
+          answered_at: event.answeredAt,
+          ended_at: event.endedAt,
+          error: event.error,
+          transcription: json(event.transcription),
+          minutes_charged: charge,
+          updated_at: this.deps.clock.now(),
+        })
+        .where('id', '=', event.callId)
+        .where('status', '=', 'ONGOING')
+        .returning(['id', 'user_id', 'agent_id', 'contact_id', 'batch_id', 'status', 'phone_number', 'error', 'duration', 'created_at'])
+        .executeTakeFirst();
+      if (row && charge > 0) {
+        await trx
+          .updateTable('users')
+          .set({ available_minutes: sql`available_minutes - ${charge}` })
+          .where('id', '=', row.user_id)
+          .execute();
+      }
+      return row;
+    });
+    if (!updated) return false;
+    await this.putLive(this.liveFromRow(updated));
+    return true;
+  }
+
+  /** Live status: the cache first; when the entry is gone (expired, cache flushed) the database answers. */
+  async liveStatus(userId: string, callId: string): Promise<LiveCallStatus> {
+    const cached = await this.readLive(callId);
+    if (cached) {
+      if (cached.userId !== userId) throw new AppError('NOT_FOUND');
+      const { userId: _owner, ...status } = cached;
+      return status;
+    }
+    const row = await this.deps.db
+      .selectFrom('calls')
+      .select(['id', 'user_id', 'agent_id', 'contact_id', 'batch_id', 'status', 'phone_number', 'error', 'duration', 'created_at'])
+      .where('id', '=', callId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND');
+    const { userId: _owner, ...status } = this.liveFromRow(row);
+    return status;
+  }
+
+  async persistentStatus(userId: string, callId: string): Promise<PersistentCallStatus> {
+    const row = await this.deps.db
+      .selectFrom('calls')
+      .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
+      .innerJoin('agents', 'agents.id', 'calls.agent_id')
+      .select([
+        'calls.id',
+        'calls.status',
+        'calls.direction',
+        'calls.duration',
+        'calls.created_at',
+        'calls.ended_at',
+        'calls.phone_number',
+        'calls.transcription',
+        'calls.error',
+        'calls.batch_id',
+        'calls.contact_id',
+        'calls.agent_id',
+        'contacts.name as contact_name',
+        'agents.name as agent_name',
+      ])
+      .where('calls.id', '=', callId)
+      .where('calls.user_id', '=', userId)
+      .executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND');
+    return {
+      id: row.id,
+      status: row.status,
+      direction: row.direction,
+      duration: row.duration,
+      createdAt: row.created_at.toISOString(),
+      endedAt: row.ended_at?.toISOString() ?? null,
+      contact: { name: row.contact_name, phoneNumber: row.phone_number },
+      agent: row.agent_name,
+      recordingUrl: this.recordingUrl(row.id, row.status, row.duration),
+      transcription: row.transcription ?? [],
+      error: row.error,
+      batchId: row.batch_id,
+      contactId: row.contact_id,
+      agentId: row.agent_id,
+    };
+  }
+
+  /** Audio of a finished, answered call. `userId` (bearer) or a valid signed token must be given. */
+  async recording(callId: string, access: { userId?: string; token?: string }): Promise<Recording> {
+    let query = this.deps.db
+      .selectFrom('calls')
+      .select(['id', 'status', 'duration', 'transcription', 'user_id'])
+      .where('id', '=', callId);
+    if (access.userId) query = query.where('user_id', '=', access.userId);
+    else if (!access.token || !this.verifyRecordingToken(callId, access.token)) throw new AppError('NOT_FOUND');
+    const row = await query.executeTakeFirst();
+    if (!row || row.status === 'ONGOING' || !row.duration) throw new AppError('NOT_FOUND');
+    const recording = await this.deps.provider.recording({
+      id: row.id,
+      duration: row.duration,
+      transcription: row.transcription ?? [],
+    });
+    if (!recording) throw new AppError('NOT_FOUND');
+    return recording;
+  }
+
+  /**
+   * Reconciles calls still ONGOING well after they should have ended (the process that dialed
+   * them died, or an end report was lost): asks the provider, and applies what it says.
+   */
+  async reconcileStale(limit = 100): Promise<number> {
+    const { simRingMs, simTalkMs } = this.deps.config;
+    const cutoff = new Date(this.deps.clock.now().getTime() - (simRingMs + simTalkMs + RECONCILE_GRACE_MS));
+    const rows = await this.deps.db
+      .selectFrom('calls')
+      .innerJoin('agents', 'agents.id', 'calls.agent_id')
+      .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
+      .select([
+        'calls.id',
+        'calls.phone_number',
+        'calls.attempt',
+        'calls.created_at',
+        'agents.id as agent_id',
+        'agents.name as agent_name',
+        'agents.basic_details',
+        'contacts.id as contact_id',
+        'contacts.name as contact_name',
+      ])
+      .where('calls.status', '=', 'ONGOING')
+      .where('calls.created_at', '<', cutoff)
+      .orderBy('calls.created_at')
+      .limit(limit)
+      .execute();
+    let finished = 0;
+    for (const row of rows) {
+      const request: DialRequest = {
+        callId: row.id,
+        to: row.phone_number,
+        attempt: row.attempt,
+        agent: agentForDial({ id: row.agent_id, name: row.agent_name, basic_details: row.basic_details }),
+        contact: { id: row.contact_id, name: row.contact_name },
+      };
+      const state = await this.deps.provider.lookup(request, row.created_at);
+      if (state.ended && (await this.finish(state.ended))) finished++;
+      else if (!state.known) {
+        const ended = await this.finish({
+          callId: row.id,
+          status: 'FAILED',
+          duration: 0,
+          answeredAt: null,
+          endedAt: this.deps.clock.now(),
+          error: 'The voice provider has no record of this call',
+          transcription: [],
+        });
+        if (ended) finished++;
+      }
+    }
+    return finished;
+  }
+
+  recordingUrl(callId: string, status: CallStatus, duration: number | null): string | null {
+    if (status === 'ONGOING' || !duration) return null;
+    return `${this.deps.config.publicUrl}/api/v1/calls/${callId}/recording.wav?token=${this.recordingToken(callId)}`;
+  }
+
+  private recordingToken(callId: string): string {
+    return createHmac('sha256', this.deps.jwtSecret).update(`recording:${callId}`).digest('base64url');
+  }
+
+  private verifyRecordingToken(callId: string, token: string): boolean {
+    const expected = Buffer.from(this.recordingToken(callId));
+    const given = Buffer.from(token);
+    return expected.length === given.length && timingSafeEqual(expected, given);
+  }
+
+  private liveFromRow(row: CallRow): LiveCallEntry {
+    return {
+      callId: row.id,
+      userId: row.user_id,
+      status: row.status,
+      startTime: row.created_at.toISOString(),
+      phoneNumber: row.phone_number,
+      contactId: row.contact_id,
+      batchId: row.batch_id,
+      error: row.error,
+      duration: row.status === 'ONGOING' ? null : row.duration,
+      recordingUrl: this.recordingUrl(row.id, row.status, row.duration),
+    };
+  }
+
+  /** The live cache is a view: when it is down the call goes on and the database answers reads. */
+  private async putLive(entry: LiveCallEntry): Promise<void> {
+    try {
+      await this.deps.cache.putCall(entry);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, callId: entry.callId }, 'live cache write failed');
+    }
+  }
+
+  private async readLive(callId: string): Promise<LiveCallEntry | null> {
+    try {
+      return await this.deps.cache.getCall(callId);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, callId }, 'live cache read failed; answering from the database');
+      return null;
+    }
+  }
+
+  private async resolveContact(userId: string, input: DialInput) {
+    const { db } = this.deps;
+    const to = input.to === undefined ? undefined : normalizeE164(input.to);
+    if (input.to !== undefined && !to) {
+      throw new AppError('INVALID_REQUEST', `to ${E164_MESSAGE}`, { fieldErrors: { to: [E164_MESSAGE] } });
+    }
+    if (input.contactId) {
+      const contact = await db
+        .selectFrom('contacts')
+        .selectAll()
+        .where('id', '=', input.contactId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      if (!contact) throw new AppError('NOT_FOUND', 'Contact not found');
+      if (to && to !== contact.phone_number) {
+        throw new AppError('INVALID_REQUEST', "to does not match the contact's phone number", {
+          fieldErrors: { to: [`does not match the phone number of contact ${contact.id}`] },
+        });
+      }
+      return contact;
+    }
+    if (!to) {
+      throw new AppError('INVALID_REQUEST', 'to is required when contactId is not given', {
+        fieldErrors: { to: ['is required when contactId is not given'] },
+      });
+    }
+    const details = input.callerDetails ?? {};
+    const now = this.deps.clock.now();
+    // One statement creates the contact or updates it with the details given, and always returns it.
+    return db
+      .insertInto('contacts')
+      .values({
+        id: newId('cnt'),
+        user_id: userId,
+        phone_number: to,
+        name: details.name ?? 'Unknown',
+        email: details.email ?? null,
+        company: details.company ?? null,
+        metadata: json(details.metadata ?? {}),
+      })
+      .onConflict((oc) =>
+        oc.columns(['user_id', 'phone_number']).doUpdateSet((eb) => ({
+          name: details.name !== undefined ? eb.ref('excluded.name') : eb.ref('contacts.name'),
+          email: details.email !== undefined ? eb.ref('excluded.email') : eb.ref('contacts.email'),
+          company: details.company !== undefined ? eb.ref('excluded.company') : eb.ref('contacts.company'),
+          metadata:
+            details.metadata !== undefined
+              ? sql`contacts.metadata || excluded.metadata`
+              : eb.ref('contacts.metadata'),
+          updated_at: now,
+        })),
+      )
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+}
+
+function agentForDial(agent: { id: string; name: string; basic_details: Record<string, unknown> }): DialRequest['agent'] {
+  const details = agent.basic_details;
+  return {
+    id: agent.id,
+    name: agent.name,
+    agentName: typeof details.agent_name === 'string' ? details.agent_name : null,
+    language: typeof details.agentLanguage === 'string' ? details.agentLanguage : null,
+  };
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
+}

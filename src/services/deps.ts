@@ -1,0 +1,15 @@
+import type { Logger } from 'pino';
+import type { Db } from '../adapters/postgres/database.js';
+import type { Config } from '../config.js';
+import type { Clock, LiveCache, VoiceProvider } from '../ports.js';
+
+/** What every service receives: built once in main.ts, passed down as one object. */
+export interface Deps {
+  config: Config;
+  db: Db;
+  cache: LiveCache;
+  provider: VoiceProvider;
+  clock: Clock;
+  logger: Logger;
+  jwtSecret: string;
+}

@@ -1,0 +1,190 @@
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { AppError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { Deps } from './deps.js';
+
+export interface AuthenticatedKey {
+  userId: string;
+  keyId: string;
+}
+
+export interface ApiKeyView {
+  id: string;
+  userId: string;
+  name: string;
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+  status: 'active' | 'revoked' | 'expired';
+}
+
+interface CachedKey {
+  userId: string;
+  expiresAt: number | null;
+  active: boolean;
+  checkedAt: number;
+}
+
+const ISSUER = 'outdial';
+/**
+ * How long a process trusts what it last read of a key row. Revocation is immediate in the process
+ * that revoked and reaches the others within this time; the issue allows 60 s, we take half.
+ */
+export const KEY_CACHE_MS = 30_000;
+const KEY_CACHE_MAX = 10_000;
+
+/**
+ * API keys are HS256 JWTs (sub = user, jti = key row). The signature proves we issued the token;
+ * the row decides whether it still works, so revocation needs no token blacklist.
+ */
+export class KeyService {
+  private readonly secret: Uint8Array;
+  private readonly cache = new Map<string, CachedKey>();
+
+  constructor(private readonly deps: Pick<Deps, 'db' | 'clock' | 'jwtSecret' | 'logger'>) {
+    this.secret = new TextEncoder().encode(deps.jwtSecret);
+  }
+
+  async create(userId: string, options: { name?: string; expiresAt?: Date }): Promise<{ id: string; key: string; view: ApiKeyView }> {
+    const user = await this.deps.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
+    if (!user) throw new AppError('NOT_FOUND', 'User not found');
+    const now = this.deps.clock.now();
+    if (options.expiresAt && options.expiresAt.getTime() <= now.getTime()) {
+      throw new AppError('INVALID_REQUEST', 'expiresAt must be in the future', {
+        fieldErrors: { expiresAt: ['must be in the future'] },
+      });
+    }
+    const id = newId('key');
+    const row = await this.deps.db
+      .insertInto('api_keys')
+      .values({
+        id,
+        user_id: userId,
+        name: options.name ?? 'API key',
+        expires_at: options.expiresAt ?? null,
+        revoked_at: null,
+        last_used_at: null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    let jwt = new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setSubject(userId)
+      .setJti(id)
+      .setIssuedAt(Math.floor(now.getTime() / 1000));
+    if (options.expiresAt) jwt = jwt.setExpirationTime(Math.floor(options.expiresAt.getTime() / 1000));
+    return { id, key: await jwt.sign(this.secret), view: toView(row, now) };
+  }
+
+  /** The key's user, or null for anything that must be answered with 401. */
+  async authenticate(token: string): Promise<AuthenticatedKey | null> {
+    let sub: string | undefined;
+    let jti: string | undefined;
+    try {
+      const { payload } = await jwtVerify(token, this.secret, {
+        algorithms: ['HS256'],
+        issuer: ISSUER,
+        currentDate: this.deps.clock.now(),
+      });
+      sub = payload.sub;
+      jti = payload.jti;
+    } catch (error) {
+      if (error instanceof joseErrors.JOSEError || error instanceof TypeError) return null;
+      throw error;
+    }
+    if (!sub || !jti) return null;
+    const now = this.deps.clock.now().getTime();
+    let cached = this.cache.get(jti);
+    if (!cached || now - cached.checkedAt > KEY_CACHE_MS) {
+      cached = await this.load(jti, now);
+      if (!cached) return null;
+    }
+    if (!cached.active || cached.userId !== sub) return null;
+    if (cached.expiresAt !== null && cached.expiresAt <= now) return null;
+    return { userId: sub, keyId: jti };
+  }
+
+  async list(userId: string): Promise<ApiKeyView[]> {
+    const rows = await this.deps.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    const now = this.deps.clock.now();
+    return rows.map((row) => toView(row, now));
+  }
+
+  /** Revokes a key; revoking twice is harmless and answers the same. */
+  async revoke(keyId: string, userId?: string): Promise<ApiKeyView> {
+    const now = this.deps.clock.now();
+    let query = this.deps.db
+      .updateTable('api_keys')
+      .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(now)) }))
+      .where('id', '=', keyId);
+    if (userId) query = query.where('user_id', '=', userId);
+    const row = await query.returningAll().executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND', 'API key not found');
+    this.cache.delete(keyId);
+    return toView(row, now);
+  }
+
+  private async load(keyId: string, now: number): Promise<CachedKey | undefined> {
+    // Reading the row is also when we note the key was used: at most once per KEY_CACHE_MS per process.
+    const row = await this.deps.db
+      .updateTable('api_keys')
+      .set({ last_used_at: new Date(now) })
+      .where('id', '=', keyId)
+      .returning(['user_id', 'expires_at', 'revoked_at'])
+      .executeTakeFirst();
+    if (!row) {
+      this.cache.delete(keyId);
+      return undefined;
+    }
+    const entry: CachedKey = {
+      userId: row.user_id,
+      expiresAt: row.expires_at ? row.expires_at.getTime() : null,
+      active: row.revoked_at === null,
+      checkedAt: now,
+    };
+    this.cache.delete(keyId);
+    this.cache.set(keyId, entry);
+    if (this.cache.size > KEY_CACHE_MAX) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    return entry;
+  }
+}
+
+function toView(
+  row: {
+    id: string;
+    user_id: string;
+    name: string;
+    created_at: Date;
+    expires_at: Date | null;
+    revoked_at: Date | null;
+    last_used_at: Date | null;
+  },
+  now: Date,
+): ApiKeyView {
+  const status = row.revoked_at
+    ? 'revoked'
+    : row.expires_at && row.expires_at.getTime() <= now.getTime()
+      ? 'expired'
+      : 'active';
+  return {
+    id: row.id,
+    userId: row.user_id,
+    name: row.name,
+    createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at?.toISOString() ?? null,
+    revokedAt: row.revoked_at?.toISOString() ?? null,
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+    status,
+  };
+}

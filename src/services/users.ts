@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { AppError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { Deps } from './deps.js';
+
+export interface UserView {
+  id: string;
+  name: string;
+  email: string | null;
+  availableMinutes: number;
+}
+
+/** How long the previous webhook secret keeps signing after a rotation, so receivers can switch over. */
+export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+export class UserService {
+  constructor(private readonly deps: Pick<Deps, 'db' | 'clock'>) {}
+
+  async create(input: { name: string; email?: string; minutes?: number }): Promise<UserView> {
+    const row = await this.deps.db
+      .insertInto('users')
+      .values({
+        id: newId('usr'),
+        name: input.name,
+        email: input.email ?? null,
+        available_minutes: input.minutes ?? 0,
+        webhook_secret: newWebhookSecret(),
+        previous_webhook_secret: null,
+        webhook_secret_rotated_at: null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toView(row);
+  }
+
+  async get(userId: string): Promise<UserView> {
+    const row = await this.deps.db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND', 'User not found');
+    return toView(row);
+  }
+
+  /** Adds (or, with a negative number, takes back) minutes in one atomic update. */
+  async addCredits(userId: string, minutes: number): Promise<{ availableMinutes: number }> {
+    const row = await this.deps.db
+      .updateTable('users')
+      .set({ available_minutes: sql`available_minutes + ${minutes}`, updated_at: this.deps.clock.now() })
+      .where('id', '=', userId)
+      .returning('available_minutes')
+      .executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND', 'User not found');
+    return { availableMinutes: row.available_minutes };
+  }
+
+  async webhookSecret(userId: string): Promise<{ secret: string; previousSecret: string | null; rotatedAt: string | null }> {
+    const row = await this.deps.db
+      .selectFrom('users')
+      .select(['webhook_secret', 'previous_webhook_secret', 'webhook_secret_rotated_at'])
+      .where('id', '=', userId)
+      .executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND', 'User not found');
+    const now = this.deps.clock.now().getTime();
+    const overlapping =
+      row.previous_webhook_secret !== null &&
+      row.webhook_secret_rotated_at !== null &&
+      now - row.webhook_secret_rotated_at.getTime() < WEBHOOK_SECRET_OVERLAP_MS;
+    return {
+      secret: row.webhook_secret,
+      previousSecret: overlapping ? row.previous_webhook_secret : null,
+      rotatedAt: row.webhook_secret_rotated_at?.toISOString() ?? null,
+    };
+  }
+
+  /** A new secret; the old one keeps signing beside it for 24 hours. */
+  async rotateWebhookSecret(userId: string) {
+    const now = this.deps.clock.now();
+    const row = await this.deps.db
+      .updateTable('users')
+      .set({
+        previous_webhook_secret: sql`webhook_secret`,
+        webhook_secret: newWebhookSecret(),
+        webhook_secret_rotated_at: now,
+        updated_at: now,
+      })
+      .where('id', '=', userId)
+      .returning('id')
+      .executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND', 'User not found');
+    return this.webhookSecret(userId);
+  }
+}
+
+function toView(row: { id: string; name: string; email: string | null; available_minutes: number }): UserView {
+  return { id: row.id, name: row.name, email: row.email, availableMinutes: row.available_minutes };
+}
