@@ -41,7 +41,8 @@ function readInt(env: Env, name: string, fallback: number, min: number, max: num
   if (raw === undefined || raw.trim() === '') return fallback;
   if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
   const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  if (value < min || value > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
 }
 
@@ -49,7 +50,8 @@ function readNumber(env: Env, name: string, fallback: number, min: number): numb
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number ≥ ${min}, got "${raw}"`);
+  if (!Number.isFinite(value) || value < min)
+    throw new ConfigError(`${name} must be a number ≥ ${min}, got "${raw}"`);
   return value;
 }
 
@@ -88,12 +90,16 @@ export function loadConfig(env: Env = process.env): Config {
   const host = readString(env, 'HOST') ?? '0.0.0.0';
   const provider = readString(env, 'OUTDIAL_VOICE_PROVIDER') ?? 'simulator';
   if (provider !== 'simulator') {
-    throw new ConfigError(`OUTDIAL_VOICE_PROVIDER must be "simulator" (the only provider so far), got "${provider}"`);
+    throw new ConfigError(
+      `OUTDIAL_VOICE_PROVIDER must be "simulator" (the only provider so far), got "${provider}"`,
+    );
   }
   const delaysRaw = readString(env, 'OUTDIAL_WEBHOOK_RETRY_DELAYS_MS') ?? '1000,5000,25000';
   const delays = delaysRaw.split(',').map((part) => Number(part.trim()));
   if (delays.some((d) => !Number.isInteger(d) || d < 0)) {
-    throw new ConfigError(`OUTDIAL_WEBHOOK_RETRY_DELAYS_MS must be comma-separated milliseconds, got "${delaysRaw}"`);
+    throw new ConfigError(
+      `OUTDIAL_WEBHOOK_RETRY_DELAYS_MS must be comma-separated milliseconds, got "${delaysRaw}"`,
+    );
   }
   const jwtSecret = readString(env, 'OUTDIAL_JWT_SECRET');
   if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
@@ -104,7 +110,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('OUTDIAL_ADMIN_TOKEN must be at least 16 characters long');
   }
   const logLevel = (readString(env, 'LOG_LEVEL') ?? 'info') as Config['logLevel'];
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   const displayHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   const publicUrl = (
     readUrl(env, 'OUTDIAL_PUBLIC_URL', ['http:', 'https:']) ?? `http://${displayHost}:${port}`

@@ -21,7 +21,9 @@ import type { PollLoop } from './workers/loop.js';
 import { createReconciler } from './workers/reconciler.js';
 
 export const VERSION: string = (
-  JSON.parse(fs.readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { version: string }
+  JSON.parse(fs.readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as {
+    version: string;
+  }
 ).version;
 
 export type Role = 'serve' | 'api' | 'worker';
@@ -69,9 +71,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   try {
     await migrate(database);
     const cache =
-      overrides.cache ?? (config.redisUrl ? new RedisLiveCache({ url: config.redisUrl }) : new MemoryLiveCache());
+      overrides.cache ??
+      (config.redisUrl ? new RedisLiveCache({ url: config.redisUrl }) : new MemoryLiveCache());
     if (!overrides.cache) opened.unshift(() => cache.close());
-    const cacheKind = cache instanceof RedisLiveCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
+    const cacheKind =
+      cache instanceof RedisLiveCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
     const clock = overrides.clock ?? systemClock;
     const provider =
       overrides.provider ??
@@ -79,11 +83,20 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         ringMs: config.simRingMs,
         talkMs: config.simTalkMs,
         clock,
-        onError: (error, event) => logger.error({ err: error, callId: event.callId }, 'could not record a call end'),
+        onError: (error, event) =>
+          logger.error({ err: error, callId: event.callId }, 'could not record a call end'),
       });
     opened.unshift(() => provider.close());
 
-    const deps: Deps = { config, db: database.db, cache, provider, clock, logger, jwtSecret: secrets.jwtSecret };
+    const deps: Deps = {
+      config,
+      db: database.db,
+      cache,
+      provider,
+      clock,
+      logger,
+      jwtSecret: secrets.jwtSecret,
+    };
     const calls = new CallService(deps);
     provider.onCallEnded(async (event) => {
       await calls.finish(event);

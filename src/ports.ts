@@ -75,7 +75,11 @@ export interface VoiceProvider {
    */
   lookup(request: DialRequest, dialedAt: Date): Promise<ProviderCallState>;
   /** Audio of a finished call, or null when the provider has none. */
-  recording(call: { id: string; duration: number; transcription: TranscriptEntry[] }): Promise<Recording | null>;
+  recording(call: {
+    id: string;
+    duration: number;
+    transcription: TranscriptEntry[];
+  }): Promise<Recording | null>;
   close(): Promise<void>;
 }
 

@@ -46,10 +46,13 @@ export class AdminClient {
     try {
       parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
     } catch {
-      throw new AdminClientError(`unexpected reply from ${url.href} (${response.statusCode}): ${text.slice(0, 200)}`);
+      throw new AdminClientError(
+        `unexpected reply from ${url.href} (${response.statusCode}): ${text.slice(0, 200)}`,
+      );
     }
     if (response.statusCode >= 400) {
-      const fieldErrors = (parsed.details as { fieldErrors?: Record<string, string[]> } | undefined)?.fieldErrors;
+      const fieldErrors = (parsed.details as { fieldErrors?: Record<string, string[]> } | undefined)
+        ?.fieldErrors;
       const fields = fieldErrors
         ? `\n${Object.entries(fieldErrors)
             .map(([field, messages]) => `  ${field}: ${messages.join('; ')}`)

@@ -74,9 +74,11 @@ credits
   .argument('<minutes>', 'minutes to add', integer)
   .addOption(jsonOption())
   .action(async (userId: string, minutes: number, options: { json?: boolean }) => {
-    printResult(await client().post(`/admin/v1/users/${encodeURIComponent(userId)}/credits`, { minutes }), options.json, (r) => [
-      `${userId} now has ${r.availableMinutes} minutes`,
-    ]);
+    printResult(
+      await client().post(`/admin/v1/users/${encodeURIComponent(userId)}/credits`, { minutes }),
+      options.json,
+      (r) => [`${userId} now has ${r.availableMinutes} minutes`],
+    );
   });
 
 const agents = program.command('agents').description('AI voice agents');
@@ -197,9 +199,11 @@ secret
   .argument('<userId>', 'the user')
   .addOption(jsonOption())
   .action(async (userId: string, options: { json?: boolean }) => {
-    printResult(await client().get(`/admin/v1/users/${encodeURIComponent(userId)}/webhook-secret`), options.json, (s) => [
-      String(s.secret),
-    ]);
+    printResult(
+      await client().get(`/admin/v1/users/${encodeURIComponent(userId)}/webhook-secret`),
+      options.json,
+      (s) => [String(s.secret)],
+    );
   });
 secret
   .command('rotate')

@@ -33,7 +33,9 @@ export async function runServer(role: Role): Promise<void> {
   await runtime.app.listen({ port: config.port, host: config.host });
   const base = config.publicUrl;
   out('');
-  out(`outdial ${role === 'serve' ? 'API and workers' : 'API'} listening on ${base} (database: ${runtime.database.kind}, cache: ${config.redisUrl ? 'redis' : 'memory'}, telephony: ${config.voiceProvider})`);
+  out(
+    `outdial ${role === 'serve' ? 'API and workers' : 'API'} listening on ${base} (database: ${runtime.database.kind}, cache: ${config.redisUrl ? 'redis' : 'memory'}, telephony: ${config.voiceProvider})`,
+  );
   if (runtime.adminTokenGenerated) {
     out('');
     out(`Admin token (generated now, shown once, kept in ${path.join(config.dataDir, 'admin-token')}):`);
@@ -52,7 +54,9 @@ export async function runServer(role: Role): Promise<void> {
       out('Place a simulated call:');
       out(`  curl -s -X POST ${base}/api/v1/call/dial \\`);
       out(`    -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\`);
-      out(`    -d '{"to":"+14155550123","agentConfigId":"${demo.agentId}","callerDetails":{"name":"Jordan"}}'`);
+      out(
+        `    -d '{"to":"+14155550123","agentConfigId":"${demo.agentId}","callerDetails":{"name":"Jordan"}}'`,
+      );
     }
   }
   out('');
@@ -60,11 +64,16 @@ export async function runServer(role: Role): Promise<void> {
 
 export async function runMigrate(): Promise<void> {
   const config = loadConfig();
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata') });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    pgliteDir: path.join(config.dataDir, 'pgdata'),
+  });
   try {
     const applied = await migrate(database);
     process.stdout.write(
-      applied.length > 0 ? `Applied migrations ${applied.join(', ')} (${database.kind})\n` : `Database is up to date (${database.kind})\n`,
+      applied.length > 0
+        ? `Applied migrations ${applied.join(', ')} (${database.kind})\n`
+        : `Database is up to date (${database.kind})\n`,
     );
   } finally {
     await database.close();

@@ -80,9 +80,14 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema as object),
   );
 
+  // The API speaks JSON only: a text/plain body is refused with 415 instead of failing validation.
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send({ error: 'Not Found', message: `Route ${request.method} ${request.url.split('?')[0]} not found` });
+    reply.status(404).send({
+      error: 'Not Found',
+      message: `Route ${request.method} ${request.url.split('?')[0]} not found`,
+    });
   });
   app.addSchema(ErrorBody);
 
@@ -92,7 +97,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
       info: {
         title: 'outdial Voice Call Service API',
         version: '1.0.0',
-        description: 'AI-driven outbound voice calls and campaigns. See docs/decisions.md for choices the contract leaves open.',
+        description:
+          'AI-driven outbound voice calls and campaigns. See docs/decisions.md for choices the contract leaves open.',
       },
       servers: [{ url: '/' }],
       components: {

@@ -22,11 +22,22 @@ interface ErrorRule {
 /** One table from machine code to HTTP status and body. */
 const RULES: Record<ErrorCode, ErrorRule> = {
   INVALID_REQUEST: { status: 400, error: 'Validation failed', withCode: true },
-  MISSING_PARAMETER: { status: 400, error: 'Bad Request', withCode: false, message: 'Missing required parameter' },
+  MISSING_PARAMETER: {
+    status: 400,
+    error: 'Bad Request',
+    withCode: false,
+    message: 'Missing required parameter',
+  },
   INVALID_JSON: { status: 400, error: 'Bad Request', withCode: true },
   PAYLOAD_TOO_LARGE: { status: 413, error: 'Payload Too Large', withCode: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, error: 'Unsupported Media Type', withCode: true },
-  UNAUTHORIZED: { status: 401, error: 'Unauthorized', withCode: false, message: 'Invalid or missing API key', fixed: true },
+  UNAUTHORIZED: {
+    status: 401,
+    error: 'Unauthorized',
+    withCode: false,
+    message: 'Invalid or missing API key',
+    fixed: true,
+  },
   FORBIDDEN: { status: 403, error: 'Forbidden', withCode: false, message: 'Access denied', fixed: true },
   NOT_FOUND: { status: 404, error: 'Not Found', withCode: false, message: 'Resource not found', fixed: true },
   ROUTE_NOT_FOUND: { status: 404, error: 'Not Found', withCode: false, message: 'Route not found' },
@@ -36,7 +47,13 @@ const RULES: Record<ErrorCode, ErrorRule> = {
   CONFLICT: { status: 409, error: 'Conflict', withCode: true },
   PROVIDER_ERROR: { status: 502, error: 'Bad Gateway', withCode: true },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', withCode: true },
-  INTERNAL: { status: 500, error: 'Internal Server Error', withCode: false, message: 'An unexpected error occurred', fixed: true },
+  INTERNAL: {
+    status: 500,
+    error: 'Internal Server Error',
+    withCode: false,
+    message: 'An unexpected error occurred',
+    fixed: true,
+  },
 };
 
 export function statusOf(code: ErrorCode): number {
@@ -74,7 +91,10 @@ export function fieldErrorsOf(issues: AjvIssue[]): Record<string, string[]> {
     if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
       field = field ? `${field}.${issue.params.missingProperty}` : issue.params.missingProperty;
       message = 'is required';
-    } else if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
+    } else if (
+      issue.keyword === 'additionalProperties' &&
+      typeof issue.params.additionalProperty === 'string'
+    ) {
       field = field ? `${field}.${issue.params.additionalProperty}` : issue.params.additionalProperty;
       message = 'is not a recognised field';
     } else if (issue.keyword === 'errorMessage') {
@@ -89,7 +109,11 @@ export function fieldErrorsOf(issues: AjvIssue[]): Record<string, string[]> {
 }
 
 /** Everything thrown in a handler lands here; nothing but AppError and Fastify's own errors reaches a client as itself. */
-export function handleError(error: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply): void {
+export function handleError(
+  error: FastifyError | AppError | Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
   if (error instanceof AppError) {
     const { status, body } = errorBody(error);
     reply.status(status).send(body);
@@ -99,7 +123,12 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
   if (fastifyError.validation) {
     const fieldErrors = fieldErrorsOf(fastifyError.validation as AjvIssue[]);
     if (fastifyError.validationContext === 'body') {
-      reply.status(400).send({ error: 'Validation failed', code: 'INVALID_REQUEST', message: summarize(fieldErrors), details: { fieldErrors } });
+      reply.status(400).send({
+        error: 'Validation failed',
+        code: 'INVALID_REQUEST',
+        message: summarize(fieldErrors),
+        details: { fieldErrors },
+      });
       return;
     }
     const missing = fastifyError.validation.some((issue) => issue.keyword === 'required');
@@ -112,22 +141,38 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
   }
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      reply.status(413).send({ error: 'Payload Too Large', code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than this endpoint accepts' });
+      reply.status(413).send({
+        error: 'Payload Too Large',
+        code: 'PAYLOAD_TOO_LARGE',
+        message: 'The request body is larger than this endpoint accepts',
+      });
       return;
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      reply.status(415).send({ error: 'Unsupported Media Type', code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as application/json' });
+      reply.status(415).send({
+        error: 'Unsupported Media Type',
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        message: 'Send the body as application/json',
+      });
       return;
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      reply.status(400).send({ error: 'Bad Request', code: 'INVALID_JSON', message: 'The body is empty; send a JSON object' });
+      reply.status(400).send({
+        error: 'Bad Request',
+        code: 'INVALID_JSON',
+        message: 'The body is empty; send a JSON object',
+      });
       return;
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      reply.status(400).send({ error: 'Bad Request', code: 'INVALID_JSON', message: 'The body is not valid JSON' });
+      reply
+        .status(400)
+        .send({ error: 'Bad Request', code: 'INVALID_JSON', message: 'The body is not valid JSON' });
       return;
     default:
       break;
   }
   if (error instanceof SyntaxError || fastifyError.statusCode === 400) {
-    reply.status(400).send({ error: 'Bad Request', code: 'INVALID_JSON', message: 'The body is not valid JSON' });
+    reply
+      .status(400)
+      .send({ error: 'Bad Request', code: 'INVALID_JSON', message: 'The body is not valid JSON' });
     return;
   }
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {

@@ -1,6 +1,6 @@
+import { json } from '../adapters/postgres/database.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { json } from '../adapters/postgres/database.js';
 import type { Deps } from './deps.js';
 
 export interface BasicDetails {
@@ -65,7 +65,11 @@ export class AgentService {
   constructor(private readonly deps: Pick<Deps, 'db' | 'clock'>) {}
 
   async create(userId: string, input: AgentInput & { name: string }): Promise<AgentView> {
-    const user = await this.deps.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
+    const user = await this.deps.db
+      .selectFrom('users')
+      .select('id')
+      .where('id', '=', userId)
+      .executeTakeFirst();
     if (!user) throw new AppError('NOT_FOUND', 'User not found');
     validateMetricConfig(input.metricConfig);
     const row = await this.deps.db

@@ -80,16 +80,27 @@ export class CallService {
       .where('id', '=', input.agentConfigId)
       .where('user_id', '=', userId)
       .executeTakeFirst();
-    if (!agent || !agent.is_active) {
-      throw new AppError('AGENT_NOT_FOUND', `Agent ${input.agentConfigId} does not exist, is inactive or is not yours`);
+    if (!agent?.is_active) {
+      throw new AppError(
+        'AGENT_NOT_FOUND',
+        `Agent ${input.agentConfigId} does not exist, is inactive or is not yours`,
+      );
     }
-    const user = await db.selectFrom('users').select('available_minutes').where('id', '=', userId).executeTakeFirst();
+    const user = await db
+      .selectFrom('users')
+      .select('available_minutes')
+      .where('id', '=', userId)
+      .executeTakeFirst();
     if (!user) throw new AppError('UNAUTHORIZED');
     if (user.available_minutes <= 0) {
-      throw new AppError('INSUFFICIENT_CREDITS', `A call needs at least 1 minute; ${user.available_minutes} available`, {
-        estimatedMinutesRequired: 1,
-        availableMinutes: user.available_minutes,
-      });
+      throw new AppError(
+        'INSUFFICIENT_CREDITS',
+        `A call needs at least 1 minute; ${user.available_minutes} available`,
+        {
+          estimatedMinutesRequired: 1,
+          availableMinutes: user.available_minutes,
+        },
+      );
     }
 
     const contact = await this.resolveContact(userId, input);
@@ -201,7 +212,18 @@ export class CallService {
         })
         .where('id', '=', event.callId)
         .where('status', '=', 'ONGOING')
-        .returning(['id', 'user_id', 'agent_id', 'contact_id', 'batch_id', 'status', 'phone_number', 'error', 'duration', 'created_at'])
+        .returning([
+          'id',
+          'user_id',
+          'agent_id',
+          'contact_id',
+          'batch_id',
+          'status',
+          'phone_number',
+          'error',
+          'duration',
+          'created_at',
+        ])
         .executeTakeFirst();
       if (row && charge > 0) {
         await trx
@@ -227,7 +249,18 @@ export class CallService {
     }
     const row = await this.deps.db
       .selectFrom('calls')
-      .select(['id', 'user_id', 'agent_id', 'contact_id', 'batch_id', 'status', 'phone_number', 'error', 'duration', 'created_at'])
+      .select([
+        'id',
+        'user_id',
+        'agent_id',
+        'contact_id',
+        'batch_id',
+        'status',
+        'phone_number',
+        'error',
+        'duration',
+        'created_at',
+      ])
       .where('id', '=', callId)
       .where('user_id', '=', userId)
       .executeTakeFirst();
@@ -286,7 +319,8 @@ export class CallService {
       .select(['id', 'status', 'duration', 'transcription', 'user_id'])
       .where('id', '=', callId);
     if (access.userId) query = query.where('user_id', '=', access.userId);
-    else if (!access.token || !this.verifyRecordingToken(callId, access.token)) throw new AppError('NOT_FOUND');
+    else if (!access.token || !this.verifyRecordingToken(callId, access.token))
+      throw new AppError('NOT_FOUND');
     const row = await query.executeTakeFirst();
     if (!row || row.status === 'ONGOING' || !row.duration) throw new AppError('NOT_FOUND');
     const recording = await this.deps.provider.recording({
@@ -457,7 +491,11 @@ export class CallService {
   }
 }
 
-function agentForDial(agent: { id: string; name: string; basic_details: Record<string, unknown> }): DialRequest['agent'] {
+function agentForDial(agent: {
+  id: string;
+  name: string;
+  basic_details: Record<string, unknown>;
+}): DialRequest['agent'] {
   const details = agent.basic_details;
   return {
     id: agent.id,

@@ -33,7 +33,8 @@ export async function seedDemo(
       if (existing) return null;
       return await create({ ...deps, db: conn as Db }, minutes);
     } finally {
-      if (pg) await sql`select pg_advisory_unlock(hashtext(current_schema() || '.outdial_seed'))`.execute(conn);
+      if (pg)
+        await sql`select pg_advisory_unlock(hashtext(current_schema() || '.outdial_seed'))`.execute(conn);
     }
   });
 }

@@ -23,7 +23,12 @@ export class HealthService {
   private readonly startedAt = Date.now();
 
   constructor(
-    private readonly options: { database: DatabaseHandle; cache: LiveCache; cacheKind: string; version: string },
+    private readonly options: {
+      database: DatabaseHandle;
+      cache: LiveCache;
+      cacheKind: string;
+      version: string;
+    },
   ) {}
 
   async report(): Promise<HealthReport> {
@@ -48,7 +53,10 @@ async function probe(kind: string, ping: () => Promise<void>): Promise<Dependenc
     await Promise.race([
       ping(),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)),
+          PROBE_TIMEOUT_MS,
+        );
       }),
     ]);
     return { status: 'up', kind, latencyMs: round(performance.now() - started) };

@@ -46,8 +46,15 @@ export class KeyService {
     this.secret = new TextEncoder().encode(deps.jwtSecret);
   }
 
-  async create(userId: string, options: { name?: string; expiresAt?: Date }): Promise<{ id: string; key: string; view: ApiKeyView }> {
-    const user = await this.deps.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
+  async create(
+    userId: string,
+    options: { name?: string; expiresAt?: Date },
+  ): Promise<{ id: string; key: string; view: ApiKeyView }> {
+    const user = await this.deps.db
+      .selectFrom('users')
+      .select('id')
+      .where('id', '=', userId)
+      .executeTakeFirst();
     if (!user) throw new AppError('NOT_FOUND', 'User not found');
     const now = this.deps.clock.now();
     if (options.expiresAt && options.expiresAt.getTime() <= now.getTime()) {

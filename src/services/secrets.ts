@@ -14,7 +14,10 @@ export interface ServiceSecrets {
  * are generated once into the data dir (mode 0600) and read back on later starts. The file is
  * created with O_EXCL, so two processes starting together agree on one value.
  */
-export function loadSecrets(dataDir: string, fromEnv: { adminToken?: string; jwtSecret?: string }): ServiceSecrets {
+export function loadSecrets(
+  dataDir: string,
+  fromEnv: { adminToken?: string; jwtSecret?: string },
+): ServiceSecrets {
   fs.mkdirSync(dataDir, { recursive: true });
   const admin = fromEnv.adminToken
     ? { value: fromEnv.adminToken, generated: false }

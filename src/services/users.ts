@@ -39,7 +39,11 @@ export class UserService {
   }
 
   async get(userId: string): Promise<UserView> {
-    const row = await this.deps.db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+    const row = await this.deps.db
+      .selectFrom('users')
+      .selectAll()
+      .where('id', '=', userId)
+      .executeTakeFirst();
     if (!row) throw new AppError('NOT_FOUND', 'User not found');
     return toView(row);
   }
@@ -56,7 +60,9 @@ export class UserService {
     return { availableMinutes: row.available_minutes };
   }
 
-  async webhookSecret(userId: string): Promise<{ secret: string; previousSecret: string | null; rotatedAt: string | null }> {
+  async webhookSecret(
+    userId: string,
+  ): Promise<{ secret: string; previousSecret: string | null; rotatedAt: string | null }> {
     const row = await this.deps.db
       .selectFrom('users')
       .select(['webhook_secret', 'previous_webhook_secret', 'webhook_secret_rotated_at'])
@@ -94,6 +100,11 @@ export class UserService {
   }
 }
 
-function toView(row: { id: string; name: string; email: string | null; available_minutes: number }): UserView {
+function toView(row: {
+  id: string;
+  name: string;
+  email: string | null;
+  available_minutes: number;
+}): UserView {
   return { id: row.id, name: row.name, email: row.email, availableMinutes: row.available_minutes };
 }

@@ -46,7 +46,8 @@ export class PollLoop {
       if (!this.running) break;
       if (handled > 0 && failures === 0) continue;
       // Up to 30 s between passes while a dependency keeps failing, so a database outage is not hammered.
-      const pause = failures > 0 ? Math.min(this.options.idleMs * 2 ** failures, 30_000) : this.options.idleMs;
+      const pause =
+        failures > 0 ? Math.min(this.options.idleMs * 2 ** failures, 30_000) : this.options.idleMs;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pause);
         this.wake = () => {

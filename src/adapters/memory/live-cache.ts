@@ -1,4 +1,10 @@
-import { type Clock, LIVE_TTL_SECONDS, type LiveCache, type LiveCallEntry, systemClock } from '../../ports.js';
+import {
+  type Clock,
+  LIVE_TTL_SECONDS,
+  type LiveCache,
+  type LiveCallEntry,
+  systemClock,
+} from '../../ports.js';
 
 interface Stored {
   entry: LiveCallEntry;

@@ -18,7 +18,8 @@ export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
     .filter((file) => file.endsWith('.sql'))
     .map((file) => {
       const match = /^(\d+)_([\w-]+)\.sql$/.exec(file);
-      if (!match?.[1] || !match[2]) throw new Error(`Migration file name must look like 001_name.sql: ${file}`);
+      if (!match?.[1] || !match[2])
+        throw new Error(`Migration file name must look like 001_name.sql: ${file}`);
       return { version: Number(match[1]), name: match[2], sql: fs.readFileSync(`${dir}/${file}`, 'utf8') };
     })
     .sort((a, b) => a.version - b.version);
@@ -35,7 +36,10 @@ export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
  * session advisory lock (keyed by the schema) makes a second process that starts at the same
  * moment wait and then find nothing left to do. PGlite has a single connection, so it needs none.
  */
-export async function migrate(handle: DatabaseHandle, migrations: Migration[] = loadMigrations()): Promise<number[]> {
+export async function migrate(
+  handle: DatabaseHandle,
+  migrations: Migration[] = loadMigrations(),
+): Promise<number[]> {
   return handle.db.connection().execute(async (conn) => {
     if (handle.kind === 'postgres') {
       await sql`select pg_advisory_lock(hashtext(current_schema() || '.outdial_migrations'))`.execute(conn);
@@ -55,14 +59,19 @@ export async function migrate(handle: DatabaseHandle, migrations: Migration[] = 
         if (applied.has(migration.version)) continue;
         await conn.transaction().execute(async (trx) => {
           await sql.raw(migration.sql).execute(trx);
-          await trx.insertInto('schema_migrations').values({ version: migration.version, name: migration.name }).execute();
+          await trx
+            .insertInto('schema_migrations')
+            .values({ version: migration.version, name: migration.name })
+            .execute();
         });
         done.push(migration.version);
       }
       return done;
     } finally {
       if (handle.kind === 'postgres') {
-        await sql`select pg_advisory_unlock(hashtext(current_schema() || '.outdial_migrations'))`.execute(conn);
+        await sql`select pg_advisory_unlock(hashtext(current_schema() || '.outdial_migrations'))`.execute(
+          conn,
+        );
       }
     }
   });

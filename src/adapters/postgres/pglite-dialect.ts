@@ -54,7 +54,9 @@ class PGliteConnection implements DatabaseConnection {
     }
     const result = await this.pglite.query<R>(compiled.sql, compiled.parameters as unknown[]);
     const affected = result.affectedRows;
-    return affected === undefined ? { rows: result.rows } : { rows: result.rows, numAffectedRows: BigInt(affected) };
+    return affected === undefined
+      ? { rows: result.rows }
+      : { rows: result.rows, numAffectedRows: BigInt(affected) };
   }
 
   // biome-ignore lint/correctness/useYield: streaming is not offered by PGlite; Kysely requires the method.

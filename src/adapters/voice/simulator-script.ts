@@ -53,7 +53,10 @@ export interface ScriptNames {
 export function conversation(script: ConversationScript, names: ScriptNames): TranscriptEntry[] {
   const contact = names.contactName && names.contactName !== 'Unknown' ? names.contactName : 'there';
   const opening: TranscriptEntry[] = [
-    { role: 'assistant', content: `Hi ${contact}, this is ${names.agentName}. Do you have a minute to talk?` },
+    {
+      role: 'assistant',
+      content: `Hi ${contact}, this is ${names.agentName}. Do you have a minute to talk?`,
+    },
   ];
   switch (script) {
     case 'interested':
@@ -93,7 +96,8 @@ export function conversation(script: ConversationScript, names: ScriptNames): Tr
 export const VOICEMAIL_TRANSCRIPT = (names: ScriptNames): TranscriptEntry[] => [
   {
     role: 'user',
-    content: "Hi, you've reached my voicemail. I can't take your call right now, please leave a message after the tone.",
+    content:
+      "Hi, you've reached my voicemail. I can't take your call right now, please leave a message after the tone.",
   },
   {
     role: 'assistant',

@@ -78,7 +78,11 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     return { known: true, ended: null };
   }
 
-  async recording(call: { id: string; duration: number; transcription: TranscriptEntry[] }): Promise<Recording | null> {
+  async recording(call: {
+    id: string;
+    duration: number;
+    transcription: TranscriptEntry[];
+  }): Promise<Recording | null> {
     if (call.duration <= 0) return null;
     return { contentType: 'audio/wav', body: synthesizeConversationWav(call.transcription, call.duration) };
   }
@@ -106,7 +110,10 @@ export class SimulatedVoiceProvider implements VoiceProvider {
 
   private plan(request: DialRequest): Plan {
     const { ringMs, talkMs } = this.options;
-    const names = { agentName: request.agent.agentName ?? request.agent.name, contactName: request.contact.name };
+    const names = {
+      agentName: request.agent.agentName ?? request.agent.name,
+      contactName: request.contact.name,
+    };
     const outcome = simulatedOutcome(request.to, request.attempt);
     const at = (dialedAt: Date, ms: number) => new Date(dialedAt.getTime() + ms);
     switch (outcome.kind) {

@@ -29,7 +29,8 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
     503: 'A dependency is down',
   };
   const out: Record<number, TSchema> = {};
-  for (const status of statuses) out[status] = Type.Ref(ErrorBody, { description: descriptions[status] ?? '' });
+  for (const status of statuses)
+    out[status] = Type.Ref(ErrorBody, { description: descriptions[status] ?? '' });
   return out;
 }
 
@@ -63,7 +64,12 @@ export const BasicDetailsSchema = Type.Object(
 export const CustomMetricSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
-    type: Type.Union([Type.Literal('boolean'), Type.Literal('number'), Type.Literal('string'), Type.Literal('enum')]),
+    type: Type.Union([
+      Type.Literal('boolean'),
+      Type.Literal('number'),
+      Type.Literal('string'),
+      Type.Literal('enum'),
+    ]),
     description: Type.Optional(Type.String({ maxLength: 500 })),
     options: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50 })),
   },

@@ -1,6 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { App, AppServices } from '../../app.js';
-import { AgentSchema, BasicDetailsSchema, errorResponses, Id, MetricConfigSchema, Nullable } from '../../schemas/common.js';
+import {
+  AgentSchema,
+  BasicDetailsSchema,
+  errorResponses,
+  Id,
+  MetricConfigSchema,
+  Nullable,
+} from '../../schemas/common.js';
 
 const AdminAgent = Type.Composite([AgentSchema, Type.Object({ userId: Type.String() })]);
 const admin = { tags: ['admin'], security: [{ adminToken: [] }] };

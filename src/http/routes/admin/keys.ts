@@ -30,7 +30,12 @@ export function registerAdminKeys(app: App, services: Pick<AppServices, 'keys'>)
           { additionalProperties: false },
         ),
         response: {
-          201: Type.Object({ id: Type.String(), key: Type.String(), name: Type.String(), expiresAt: Nullable(Type.String()) }),
+          201: Type.Object({
+            id: Type.String(),
+            key: Type.String(),
+            name: Type.String(),
+            expiresAt: Nullable(Type.String()),
+          }),
           ...errorResponses(400, 401, 404, 500),
         },
       },
@@ -41,10 +46,12 @@ export function registerAdminKeys(app: App, services: Pick<AppServices, 'keys'>)
         ...(name ? { name } : {}),
         ...(expiresAt ? { expiresAt: new Date(expiresAt) } : {}),
       });
-      return reply
-        .status(201)
-        .header('cache-control', 'no-store')
-        .send({ id: created.id, key: created.key, name: created.view.name, expiresAt: created.view.expiresAt });
+      return reply.status(201).header('cache-control', 'no-store').send({
+        id: created.id,
+        key: created.key,
+        name: created.view.name,
+        expiresAt: created.view.expiresAt,
+      });
     },
   );
 

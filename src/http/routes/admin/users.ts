@@ -42,7 +42,12 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
   app.get(
     '/admin/v1/users/:userId',
     {
-      schema: { ...admin, summary: 'Read a user', params: UserParams, response: { 200: User, ...errorResponses(401, 404) } },
+      schema: {
+        ...admin,
+        summary: 'Read a user',
+        params: UserParams,
+        response: { 200: User, ...errorResponses(401, 404) },
+      },
     },
     async (request) => services.users.get(request.params.userId),
   );
@@ -58,7 +63,10 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
           { minutes: Type.Integer({ minimum: -100_000_000, maximum: 100_000_000, not: { const: 0 } }) },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ availableMinutes: Type.Integer() }), ...errorResponses(400, 401, 404, 500) },
+        response: {
+          200: Type.Object({ availableMinutes: Type.Integer() }),
+          ...errorResponses(400, 401, 404, 500),
+        },
       },
     },
     async (request) => services.users.addCredits(request.params.userId, request.body.minutes),

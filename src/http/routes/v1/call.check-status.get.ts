@@ -43,7 +43,10 @@ export function registerCallCheckStatus(app: App, services: Pick<AppServices, 'c
     },
     async (request) => {
       const auth = requireAuth(request);
-      return { success: true, data: await services.calls.persistentStatus(auth.userId, request.query.callId) };
+      return {
+        success: true,
+        data: await services.calls.persistentStatus(auth.userId, request.query.callId),
+      };
     },
   );
 }

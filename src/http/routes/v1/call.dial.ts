@@ -21,7 +21,12 @@ export const DialBody = Type.Object(
       ),
     ),
     statusCallBackUrl: Type.Optional(
-      Type.String({ format: 'uri', maxLength: 2048, pattern: '^https?://', description: 'Where the call-status callback is sent' }),
+      Type.String({
+        format: 'uri',
+        maxLength: 2048,
+        pattern: '^https?://',
+        description: 'Where the call-status callback is sent',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -45,7 +50,10 @@ const CURRENT_PATH = '/api/v1/call/dial';
 const LEGACY_DEPRECATED_AT = Math.floor(Date.parse('2025-01-01T00:00:00Z') / 1000);
 
 export function registerCallDial(app: App, services: Pick<AppServices, 'calls'>): void {
-  const handler = async (request: { auth: Parameters<typeof requireAuth>[0]['auth']; body: Static<typeof DialBody> }) => {
+  const handler = async (request: {
+    auth: Parameters<typeof requireAuth>[0]['auth'];
+    body: Static<typeof DialBody>;
+  }) => {
     const auth = requireAuth(request);
     const { userId, ...input } = request.body;
     assertOwnUser(auth.userId, userId);
@@ -54,7 +62,11 @@ export function registerCallDial(app: App, services: Pick<AppServices, 'calls'>)
   const schema = {
     tags: ['calls'],
     body: DialBody,
-    response: { 200: DialReply, 409: InProgressReply, ...errorResponses(400, 401, 402, 403, 404, 413, 500, 502) },
+    response: {
+      200: DialReply,
+      409: InProgressReply,
+      ...errorResponses(400, 401, 402, 403, 404, 413, 500, 502),
+    },
   };
   app.post(CURRENT_PATH, { schema: { ...schema, summary: 'Start a single outbound call now' } }, (request) =>
     handler(request),

@@ -17,7 +17,9 @@ export function registerCallRecording(app: App, services: Pick<AppServices, 'cal
         security: [{ bearerAuth: [] }, {}],
         params: Type.Object({ callId: Id('The call') }),
         querystring: Type.Object(
-          { token: Type.Optional(Type.String({ maxLength: 128, description: 'Signature from recordingUrl' })) },
+          {
+            token: Type.Optional(Type.String({ maxLength: 128, description: 'Signature from recordingUrl' })),
+          },
           { additionalProperties: false },
         ),
         response: {

@@ -10,7 +10,10 @@ export function registerStatusCall(app: App, services: Pick<AppServices, 'calls'
       schema: {
         tags: ['calls'],
         summary: 'Live call status (memory cache, kept 30 days; the database answers when the entry is gone)',
-        querystring: Type.Object({ callId: Id('The callId returned by the dial endpoint') }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { callId: Id('The callId returned by the dial endpoint') },
+          { additionalProperties: false },
+        ),
         response: { 200: LiveCallStatusSchema, ...errorResponses(400, 401, 404, 500) },
       },
     },

@@ -1,0 +1,34 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Three projects: unit tests once, and the integration and HTTP suites twice, on PostgreSQL with
+ * Redis and on embedded PGlite with the in-memory cache, so both storage paths pass the same tests.
+ */
+const integration = ['test/http/**/*.test.ts', 'test/integration/**/*.test.ts'];
+
+export default defineConfig({
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      {
+        test: {
+          name: 'postgres',
+          include: integration,
+          env: { OUTDIAL_TEST_STORE: 'postgres' },
+          globalSetup: ['test/helpers/global-setup.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'pglite',
+          include: integration,
+          env: { OUTDIAL_TEST_STORE: 'pglite' },
+          globalSetup: ['test/helpers/global-setup.ts'],
+        },
+      },
+    ],
+  },
+});
