@@ -1,0 +1,74 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      dataDir: path.resolve('.outdial'),
+      publicUrl: 'http://localhost:3000',
+      voiceProvider: 'simulator',
+      simRingMs: 2000,
+      simTalkMs: 30000,
+      webhookAllowPrivate: false,
+      webhookRetryDelaysMs: [1000, 5000, 25000],
+      estimatedMinutesPerCall: 1,
+    });
+  });
+
+  it('reads every documented variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://u@db:5432/outdial',
+      REDIS_URL: 'redis://cache:6379/2',
+      OUTDIAL_DATA_DIR: '/var/lib/outdial',
+      OUTDIAL_PUBLIC_URL: 'https://calls.example.com/',
+      OUTDIAL_ADMIN_TOKEN: 'a-long-admin-token-123',
+      OUTDIAL_JWT_SECRET: 'x'.repeat(32),
+      OUTDIAL_SIM_RING_MS: '10',
+      OUTDIAL_SIM_TALK_MS: '20',
+      OUTDIAL_WEBHOOK_ALLOW_PRIVATE: 'true',
+      OUTDIAL_WEBHOOK_RETRY_DELAYS_MS: '10, 20',
+      OUTDIAL_ESTIMATED_MINUTES_PER_CALL: '2.5',
+      OUTDIAL_MAX_CONCURRENT_CALLS: '50',
+      OUTDIAL_LLM_URL: 'http://127.0.0.1:11434/v1',
+      OUTDIAL_LLM_MODEL: 'llama3',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: 'postgres://u@db:5432/outdial',
+      redisUrl: 'redis://cache:6379/2',
+      dataDir: '/var/lib/outdial',
+      publicUrl: 'https://calls.example.com',
+      simRingMs: 10,
+      simTalkMs: 20,
+      webhookAllowPrivate: true,
+      webhookRetryDelaysMs: [10, 20],
+      estimatedMinutesPerCall: 2.5,
+      maxConcurrentCalls: 50,
+      llmModel: 'llama3',
+    });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ OUTDIAL_SIM_RING_MS: '-5' }, 'OUTDIAL_SIM_RING_MS'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ REDIS_URL: 'not a url' }, 'REDIS_URL'],
+    [{ OUTDIAL_JWT_SECRET: 'short' }, 'OUTDIAL_JWT_SECRET'],
+    [{ OUTDIAL_ADMIN_TOKEN: 'short' }, 'OUTDIAL_ADMIN_TOKEN'],
+    [{ OUTDIAL_WEBHOOK_ALLOW_PRIVATE: 'maybe' }, 'OUTDIAL_WEBHOOK_ALLOW_PRIVATE'],
+    [{ OUTDIAL_WEBHOOK_RETRY_DELAYS_MS: '1000,soon' }, 'OUTDIAL_WEBHOOK_RETRY_DELAYS_MS'],
+    [{ OUTDIAL_VOICE_PROVIDER: 'twilio' }, 'OUTDIAL_VOICE_PROVIDER'],
+  ])('stops on %o with a message naming the variable', (env, name) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(name);
+  });
+});

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../src/domain/errors.js';
+import { errorBody, fieldErrorsOf } from '../../src/http/errors.js';
+
+describe('error bodies', () => {
+  it("maps codes to the spec's bodies", () => {
+    expect(errorBody(new AppError('UNAUTHORIZED', 'anything'))).toEqual({
+      status: 401,
+      body: { error: 'Unauthorized', message: 'Invalid or missing API key' },
+    });
+    expect(errorBody(new AppError('FORBIDDEN'))).toEqual({
+      status: 403,
+      body: { error: 'Forbidden', message: 'Access denied' },
+    });
+    expect(errorBody(new AppError('NOT_FOUND', 'secret detail'))).toEqual({
+      status: 404,
+      body: { error: 'Not Found', message: 'Resource not found' },
+    });
+    expect(
+      errorBody(
+        new AppError('INSUFFICIENT_CREDITS', 'need 3, have 1', {
+          estimatedMinutesRequired: 3,
+          availableMinutes: 1,
+        }),
+      ),
+    ).toEqual({
+      status: 402,
+      body: {
+        error: 'Insufficient call minutes',
+        code: 'INSUFFICIENT_CREDITS',
+        message: 'need 3, have 1',
+        details: { estimatedMinutesRequired: 3, availableMinutes: 1 },
+      },
+    });
+    expect(errorBody(new AppError('CALL_IN_PROGRESS', 'busy', { callId: 'call_1' }))).toEqual({
+      status: 409,
+      body: { message: 'busy', callId: 'call_1' },
+    });
+    expect(errorBody(new AppError('INTERNAL', 'stack trace here'))).toEqual({
+      status: 500,
+      body: { error: 'Internal Server Error', message: 'An unexpected error occurred' },
+    });
+  });
+
+  it('names nested fields with dots and missing ones by name', () => {
+    expect(
+      fieldErrorsOf([
+        {
+          instancePath: '',
+          keyword: 'required',
+          params: { missingProperty: 'agentId' },
+          message: "must have required property 'agentId'",
+        },
+        {
+          instancePath: '/contacts/12/phoneNumber',
+          keyword: 'minLength',
+          params: {},
+          message: 'must NOT have fewer than 10 characters',
+        },
+        {
+          instancePath: '/contacts/12/phoneNumber',
+          keyword: 'pattern',
+          params: {},
+          message: 'must match pattern',
+        },
+        {
+          instancePath: '/options',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: 'speed' },
+          message: 'x',
+        },
+      ]),
+    ).toEqual({
+      agentId: ['is required'],
+      'contacts.12.phoneNumber': ['must NOT have fewer than 10 characters', 'must match pattern'],
+      'options.speed': ['is not a recognised field'],
+    });
+  });
+});

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { SimulatedVoiceProvider } from '../../src/adapters/voice/simulator.js';
+import { conversation, scriptFor, simulatedOutcome } from '../../src/adapters/voice/simulator-script.js';
+import type { CallEndedEvent, DialRequest } from '../../src/ports.js';
+
+const request = (to: string, attempt = 1, callId = `call_${to}_${attempt}`): DialRequest => ({
+  callId,
+  to,
+  attempt,
+  agent: { id: 'agt_1', name: 'Sales', agentName: 'Ava', language: 'en' },
+  contact: { id: 'cnt_1', name: 'Jordan' },
+});
+
+describe('simulated outcomes by the last four digits', () => {
+  it.each([
+    ['+14155550001', 1, 'BUSY'],
+    ['+14155550002', 1, 'NO_ANSWER'],
+    ['+14155550003', 1, 'FAILED'],
+    ['+14155550006', 1, 'BUSY'],
+    ['+14155550007', 1, 'NO_ANSWER'],
+  ])('%s on attempt %i is %s', (to, attempt, status) => {
+    expect(simulatedOutcome(to, attempt)).toMatchObject({ kind: 'unanswered', status });
+  });
+
+  it('answers 0006 and 0007 from the second attempt on, and every other number at once', () => {
+    expect(simulatedOutcome('+14155550006', 2).kind).toBe('conversation');
+    expect(simulatedOutcome('+14155550007', 3).kind).toBe('conversation');
+    expect(simulatedOutcome('+14155550004', 1).kind).toBe('voicemail');
+    expect(simulatedOutcome('+14155550123', 1).kind).toBe('conversation');
+  });
+
+  it('varies the conversation with the number, the same number always the same', () => {
+    const scripts = new Set(['+14155550123', '+14155550124', '+14155550125'].map(scriptFor));
+    expect(scripts).toEqual(new Set(['interested', 'not_interested', 'callback']));
+    expect(scriptFor('+14155550123')).toBe(scriptFor('+14155550123'));
+  });
+
+  it("uses the agent's and the contact's names in assistant and user turns", () => {
+    for (const script of ['interested', 'not_interested', 'callback'] as const) {
+      const turns = conversation(script, { agentName: 'Ava', contactName: 'Jordan' });
+      expect(turns[0]?.role).toBe('assistant');
+      expect(turns[0]?.content).toContain('Ava');
+      expect(turns[0]?.content).toContain('Jordan');
+      expect(turns.some((turn) => turn.role === 'user')).toBe(true);
+    }
+  });
+});
+
+describe('SimulatedVoiceProvider', () => {
+  it('ends a call after ring and talk time, once, even when dialed twice with the same id', async () => {
+    const provider = new SimulatedVoiceProvider({ ringMs: 10, talkMs: 40 });
+    const events: CallEndedEvent[] = [];
+    provider.onCallEnded(async (event) => {
+      events.push(event);
+    });
+    await provider.dial(request('+14155550123'));
+    await provider.dial(request('+14155550123'));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ status: 'COMPLETED', duration: 1, error: null });
+    expect(provider.dials).toHaveLength(1);
+    await provider.close();
+  });
+
+  it('rebuilds a call it never saw from its dial time (restart reconciliation)', async () => {
+    const provider = new SimulatedVoiceProvider({ ringMs: 1000, talkMs: 30_000 });
+    const longAgo = new Date(Date.now() - 60_000);
+    const state = await provider.lookup(request('+14155550002'), longAgo);
+    expect(state.ended).toMatchObject({ status: 'NO_ANSWER', duration: 0 });
+    expect(state.ended?.endedAt.getTime()).toBe(longAgo.getTime() + 1000);
+
+    const justNow = new Date();
+    const running = await provider.lookup(request('+14155550123'), justNow);
+    expect(running).toEqual({ known: true, ended: null });
+    expect(provider.activeCalls).toBe(1);
+    await provider.close();
+    expect(provider.dials).toHaveLength(0);
+  });
+
+  it('synthesizes a WAV recording of the call duration', async () => {
+    const provider = new SimulatedVoiceProvider({ ringMs: 0, talkMs: 0 });
+    const recording = await provider.recording({
+      id: 'call_x',
+      duration: 3,
+      transcription: conversation('interested', { agentName: 'Ava', contactName: 'Jo' }),
+    });
+    expect(recording?.contentType).toBe('audio/wav');
+    const wav = recording?.body ?? Buffer.alloc(0);
+    expect(wav.subarray(0, 4).toString()).toBe('RIFF');
+    expect(wav.subarray(8, 12).toString()).toBe('WAVE');
+    expect(wav.readUInt32LE(24)).toBe(8000);
+    expect(wav.readUInt32LE(40)).toBe(3 * 8000 * 2);
+    const samples = new Int16Array(wav.buffer, wav.byteOffset + 44, 3 * 8000);
+    expect(samples.some((s) => Math.abs(s) > 1000)).toBe(true);
+    expect(await provider.recording({ id: 'call_y', duration: 0, transcription: [] })).toBeNull();
+  });
+});
