@@ -3,21 +3,27 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
 import { MemoryLiveCache } from './adapters/memory/live-cache.js';
+import { MemoryRateLimiter } from './adapters/memory/rate-limiter.js';
 import { type DatabaseHandle, openDatabase } from './adapters/postgres/database.js';
 import { migrate } from './adapters/postgres/migrate.js';
 import { RedisLiveCache } from './adapters/redis/live-cache.js';
+import { RedisRateLimiter } from './adapters/redis/rate-limiter.js';
 import { SimulatedVoiceProvider } from './adapters/voice/simulator.js';
 import type { Config } from './config.js';
 import { type App, buildApp } from './http/app.js';
-import { type Clock, type LiveCache, systemClock, type VoiceProvider } from './ports.js';
+import { type Clock, type LiveCache, type RateLimiter, systemClock, type VoiceProvider } from './ports.js';
 import { AgentService } from './services/agents.js';
+import { BatchReads } from './services/batch-reads.js';
+import { BatchService } from './services/batches.js';
 import { CallService } from './services/calls.js';
 import type { Deps } from './services/deps.js';
 import { HealthService } from './services/health.js';
+import { BatchIngester } from './services/ingest.js';
 import { KeyService } from './services/keys.js';
 import { loadSecrets } from './services/secrets.js';
 import { UserService } from './services/users.js';
-import type { PollLoop } from './workers/loop.js';
+import { Dispatcher } from './workers/dispatcher/index.js';
+import { PollLoop } from './workers/loop.js';
 import { createReconciler } from './workers/reconciler.js';
 
 export const VERSION: string = (
@@ -35,8 +41,11 @@ export interface RuntimeOverrides {
   cache?: LiveCache;
   provider?: VoiceProvider;
   clock?: Clock;
+  limiter?: RateLimiter;
   /** Milliseconds between reconciler passes when idle. */
   reconcileIdleMs?: number;
+  /** Milliseconds between dispatcher passes. */
+  dispatchTickMs?: number;
 }
 
 export interface Runtime {
@@ -50,7 +59,11 @@ export interface Runtime {
     agents: AgentService;
     calls: CallService;
     health: HealthService;
+    batches: BatchService;
+    batchReads: BatchReads;
   };
+  ingester: BatchIngester;
+  dispatcher: Dispatcher;
   adminToken: string;
   adminTokenGenerated: boolean;
   startWorkers(): void;
@@ -88,6 +101,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       });
     opened.unshift(() => provider.close());
 
+    const limiter =
+      overrides.limiter ??
+      (cache instanceof RedisLiveCache ? new RedisRateLimiter(cache.redis) : new MemoryRateLimiter(clock));
+
     const deps: Deps = {
       config,
       db: database.db,
@@ -98,8 +115,22 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       jwtSecret: secrets.jwtSecret,
     };
     const calls = new CallService(deps);
+    const batches = new BatchService(deps);
+    const ingester = new BatchIngester(deps);
+    batches.onAccepted((batchId, contacts) => ingester.start(batchId, contacts));
+    const dispatcher = new Dispatcher({
+      deps,
+      calls,
+      batches,
+      limiter,
+      maxConcurrentCalls: config.maxConcurrentCalls,
+    });
     provider.onCallEnded(async (event) => {
-      await calls.finish(event);
+      try {
+        await calls.finish(event);
+      } finally {
+        dispatcher.released(event.callId);
+      }
     });
     const services = {
       keys: new KeyService(deps),
@@ -107,9 +138,21 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       agents: new AgentService(deps),
       calls,
       health: new HealthService({ database, cache, cacheKind, version: VERSION }),
+      batches,
+      batchReads: new BatchReads(deps),
     };
     const app = await buildApp({ services, adminToken: secrets.adminToken, logger, version: VERSION });
-    const workers: PollLoop[] = [createReconciler(calls, logger, overrides.reconcileIdleMs)];
+    const workers: PollLoop[] = [
+      createReconciler(calls, logger, overrides.reconcileIdleMs),
+      new PollLoop({
+        name: 'dispatcher',
+        idleMs: overrides.dispatchTickMs ?? 200,
+        alwaysPause: true,
+        logger,
+        tick: () => dispatcher.tick(),
+      }),
+      new PollLoop({ name: 'ingest-recovery', idleMs: 2_000, logger, tick: () => ingester.recover() }),
+    ];
     let started = false;
 
     return {
@@ -118,6 +161,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       database,
       app,
       services,
+      ingester,
+      dispatcher,
       adminToken: secrets.adminToken,
       adminTokenGenerated: secrets.adminTokenGenerated,
       startWorkers() {
@@ -128,6 +173,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       async close() {
         await app.close();
         await Promise.all(workers.map((worker) => worker.stop()));
+        await dispatcher.close();
+        await ingester.idle();
         for (const close of opened) await close();
       },
     };

@@ -88,3 +88,15 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * Per-key call rate limiter (GCRA, see domain/gcra.ts). `reserve` grants up to `wanted` start
+ * slots within the next `horizonMs`, returned as delays from now in ms; `release` gives back the
+ * last `count` slots of a reservation that found no work. Redis when REDIS_URL is set (shared by
+ * every worker), memory otherwise.
+ */
+export interface RateLimiter {
+  reserve(key: string, ratePerSecond: number, wanted: number, horizonMs: number): Promise<number[]>;
+  release(key: string, ratePerSecond: number, count: number): Promise<void>;
+  close(): Promise<void>;
+}

@@ -11,6 +11,8 @@ import Fastify, {
 } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import type { AgentService } from '../services/agents.js';
+import type { BatchReads } from '../services/batch-reads.js';
+import type { BatchService } from '../services/batches.js';
 import type { CallService } from '../services/calls.js';
 import type { HealthService } from '../services/health.js';
 import type { KeyService } from '../services/keys.js';
@@ -22,11 +24,16 @@ import { registerAdminKeys } from './routes/admin/keys.js';
 import { registerAdminUsers } from './routes/admin/users.js';
 import { registerProbes } from './routes/probes.js';
 import { registerAgentGet } from './routes/v1/agent.get.js';
+import { registerBatchCancel } from './routes/v1/batch.cancel.js';
+import { registerBatchCheckStatus } from './routes/v1/batch.check-status.get.js';
+import { registerBatchCreate } from './routes/v1/batch.create.js';
+import { registerBatchList } from './routes/v1/batch.list.get.js';
 import { registerCallCheckStatus } from './routes/v1/call.check-status.get.js';
 import { registerCallDial } from './routes/v1/call.dial.js';
 import { registerCallRecording } from './routes/v1/call.recording.get.js';
 import { registerHealthGet } from './routes/v1/health.get.js';
 import { registerOpenApi } from './routes/v1/openapi.get.js';
+import { registerStatusBatch } from './routes/v1/status.batch.get.js';
 import { registerStatusCall } from './routes/v1/status.call.get.js';
 import { ErrorBody } from './schemas/common.js';
 
@@ -36,6 +43,8 @@ export interface AppServices {
   agents: AgentService;
   calls: CallService;
   health: HealthService;
+  batches: BatchService;
+  batchReads: BatchReads;
 }
 
 export interface BuildAppOptions {
@@ -122,6 +131,14 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     registerCallCheckStatus(scoped, options.services);
     registerHealthGet(scoped, options.services);
     registerCallRecording(scoped, options.services);
+    registerBatchCheckStatus(scoped, options.services);
+    registerStatusBatch(scoped, options.services);
+    registerBatchList(scoped, options.services);
+    registerBatchCancel(scoped, options.services);
+    // Its own scope: batch creation replaces the JSON parser to keep the body text.
+    await scoped.register(async (batchScope) => {
+      registerBatchCreate(batchScope as unknown as App, options.services);
+    });
   });
 
   await app.register(async (admin) => {

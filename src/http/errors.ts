@@ -43,6 +43,13 @@ const RULES: Record<ErrorCode, ErrorRule> = {
   ROUTE_NOT_FOUND: { status: 404, error: 'Not Found', withCode: false, message: 'Route not found' },
   AGENT_NOT_FOUND: { status: 404, error: 'Agent not found or inactive', withCode: true },
   INSUFFICIENT_CREDITS: { status: 402, error: 'Insufficient call minutes', withCode: true },
+  SCHEDULE_IN_PAST: {
+    status: 400,
+    error: 'Scheduled start time must be in the future',
+    withCode: false,
+    fixed: true,
+  },
+  BATCH_NOT_CANCELLABLE: { status: 400, error: 'Bad Request', withCode: true },
   CALL_IN_PROGRESS: { status: 409, error: 'Conflict', withCode: true },
   CONFLICT: { status: 409, error: 'Conflict', withCode: true },
   PROVIDER_ERROR: { status: 502, error: 'Bad Gateway', withCode: true },

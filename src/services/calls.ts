@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
-import { json } from '../adapters/postgres/database.js';
-import { type CallStatus, minutesToCharge, type TranscriptEntry } from '../domain/call.js';
+import { type Db, json } from '../adapters/postgres/database.js';
+import { type BatchStatus, nextStep } from '../domain/batch.js';
+import { type CallStatus, isSuccess, minutesToCharge, type TranscriptEntry } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { E164_MESSAGE, normalizeE164 } from '../domain/phone.js';
@@ -193,11 +194,38 @@ export class CallService {
 
   /**
    * Applies a provider's end-of-call report once: the update only matches an ONGOING row, so a
-   * repeated report (provider retry, reconciliation racing the live event) changes nothing.
+   * repeated report (provider retry, reconciliation racing the live event) changes nothing. For a
+   * batch call the same transaction moves the batch contact on (done, or queued for a retry) and
+   * the batch's counters, and completes the batch with its last contact.
    */
   async finish(event: CallEndedEvent): Promise<boolean> {
     const charge = minutesToCharge(event.status, event.duration);
-    const updated = await this.deps.db.transaction().execute(async (trx) => {
+    const { db, clock } = this.deps;
+    const owner = await db
+      .selectFrom('calls')
+      .select(['batch_id', 'batch_seq'])
+      .where('id', '=', event.callId)
+      .executeTakeFirst();
+    if (!owner) return false;
+    const updated = await db.transaction().execute(async (trx) => {
+      // Lock order: batch row first (as the dispatcher, cancel and ingestion do), then the call.
+      const batch = owner.batch_id
+        ? await trx
+            .selectFrom('batches')
+            .select([
+              'id',
+              'status',
+              'total',
+              'processed',
+              'max_attempts',
+              'no_answer_delay_ms',
+              'busy_delay_ms',
+            ])
+            .where('id', '=', owner.batch_id)
+            .forUpdate()
+            .executeTakeFirst()
+        : undefined;
+      const now = clock.now();
       const row = await trx
         .updateTable('calls')
         .set({
@@ -208,35 +236,32 @@ export class CallService {
           error: event.error,
           transcription: json(event.transcription),
           minutes_charged: charge,
-          updated_at: this.deps.clock.now(),
+          updated_at: now,
         })
         .where('id', '=', event.callId)
         .where('status', '=', 'ONGOING')
-        .returning([
-          'id',
-          'user_id',
-          'agent_id',
-          'contact_id',
-          'batch_id',
-          'status',
-          'phone_number',
-          'error',
-          'duration',
-          'created_at',
-        ])
+        .returning(CALL_COLUMNS)
         .executeTakeFirst();
-      if (row && charge > 0) {
+      if (!row) return undefined;
+      if (charge > 0) {
         await trx
           .updateTable('users')
           .set({ available_minutes: sql`available_minutes - ${charge}` })
           .where('id', '=', row.user_id)
           .execute();
       }
+      if (batch && owner.batch_seq !== null)
+        await advanceBatchContact(trx, batch, owner.batch_seq, event, now);
       return row;
     });
     if (!updated) return false;
     await this.putLive(this.liveFromRow(updated));
     return true;
+  }
+
+  /** Publishes a call's live entry (the dispatcher does, when a batch call starts). */
+  async announce(entry: LiveCallEntry): Promise<void> {
+    await this.putLive(entry);
   }
 
   /** Live status: the cache first; when the entry is gone (expired, cache flushed) the database answers. */
@@ -489,6 +514,90 @@ export class CallService {
       .returningAll()
       .executeTakeFirstOrThrow();
   }
+}
+
+const CALL_COLUMNS = [
+  'id',
+  'user_id',
+  'agent_id',
+  'contact_id',
+  'batch_id',
+  'status',
+  'phone_number',
+  'error',
+  'duration',
+  'created_at',
+] as const;
+
+interface LockedBatch {
+  id: string;
+  status: BatchStatus;
+  total: number;
+  processed: number;
+  max_attempts: number;
+  no_answer_delay_ms: number;
+  busy_delay_ms: number;
+}
+
+/**
+ * The batch side of a call's end: the contact is done (counted as succeeded or failed) or queued
+ * for another attempt after its delay; the batch completes when its last contact is done.
+ */
+async function advanceBatchContact(
+  trx: Db,
+  batch: LockedBatch,
+  seq: number,
+  event: CallEndedEvent,
+  now: Date,
+): Promise<void> {
+  const contact = await trx
+    .selectFrom('batch_contacts')
+    .select(['state', 'attempts', 'call_id'])
+    .where('batch_id', '=', batch.id)
+    .where('seq', '=', seq)
+    .executeTakeFirst();
+  if (contact?.state !== 'dialing' || contact.call_id !== event.callId) return;
+  const active = batch.status === 'processing' || batch.status === 'pending' || batch.status === 'scheduled';
+  const step = active
+    ? nextStep(event.status, contact.attempts, {
+        maxAttempts: batch.max_attempts,
+        noAnswerDelayMs: batch.no_answer_delay_ms,
+        busyDelayMs: batch.busy_delay_ms,
+      })
+    : ({ retry: false } as const);
+  if (step.retry) {
+    await trx
+      .updateTable('batch_contacts')
+      .set({
+        state: 'queued',
+        outcome: event.status,
+        lease_until: null,
+        next_attempt_at: new Date(Math.max(event.endedAt.getTime(), now.getTime()) + step.delayMs),
+      })
+      .where('batch_id', '=', batch.id)
+      .where('seq', '=', seq)
+      .execute();
+    return;
+  }
+  await trx
+    .updateTable('batch_contacts')
+    .set({ state: 'done', outcome: event.status, lease_until: null })
+    .where('batch_id', '=', batch.id)
+    .where('seq', '=', seq)
+    .execute();
+  const succeeded = isSuccess(event.status);
+  const completes = active && batch.processed + 1 >= batch.total;
+  await trx
+    .updateTable('batches')
+    .set({
+      processed: sql`processed + 1`,
+      succeeded: succeeded ? sql`succeeded + 1` : sql`succeeded`,
+      failed: succeeded ? sql`failed` : sql`failed + 1`,
+      updated_at: now,
+      ...(completes ? { status: 'completed' as const, completed_at: now } : {}),
+    })
+    .where('id', '=', batch.id)
+    .execute();
 }
 
 function agentForDial(agent: {

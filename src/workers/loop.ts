@@ -7,6 +7,8 @@ export interface PollLoopOptions {
   /** Does one pass; returns how many items it handled (a busy pass is followed at once by the next). */
   tick: () => Promise<number>;
   logger: Logger;
+  /** Pause after every pass, busy or not (a pass that plans ahead, like the dispatcher's). */
+  alwaysPause?: boolean;
 }
 
 /**
@@ -44,7 +46,7 @@ export class PollLoop {
         this.options.logger.error({ err: error, worker: this.options.name }, 'worker pass failed');
       }
       if (!this.running) break;
-      if (handled > 0 && failures === 0) continue;
+      if (handled > 0 && failures === 0 && !this.options.alwaysPause) continue;
       // Up to 30 s between passes while a dependency keeps failing, so a database outage is not hammered.
       const pause =
         failures > 0 ? Math.min(this.options.idleMs * 2 ** failures, 30_000) : this.options.idleMs;

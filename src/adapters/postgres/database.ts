@@ -3,6 +3,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { type ColumnType, type Generated, Kysely, PostgresDialect, type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
+import type { BatchStatus } from '../../domain/batch.js';
 import type { CallStatus, TranscriptEntry } from '../../domain/call.js';
 import { PGliteDialect } from './pglite-dialect.js';
 
@@ -64,6 +65,7 @@ export interface CallsTable {
   agent_id: string;
   contact_id: string;
   batch_id: string | null;
+  batch_seq: ColumnType<number | null, number | null | undefined, number | null>;
   status: CallStatus;
   direction: Generated<string>;
   phone_number: string;
@@ -82,6 +84,58 @@ export interface CallsTable {
   updated_at: Timestamp;
 }
 
+export interface BatchesTable {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  name: string;
+  status: BatchStatus;
+  priority: number;
+  max_calls_per_second: number;
+  max_attempts: number;
+  no_answer_delay_ms: number;
+  busy_delay_ms: number;
+  timezone: string;
+  scheduled_start_at: NullableTimestamp;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  webhooks: Json<Record<string, string> | null>;
+  submitted: number;
+  total: number;
+  duplicates: Generated<number>;
+  ingested: Generated<number>;
+  processed: Generated<number>;
+  succeeded: Generated<number>;
+  failed: Generated<number>;
+  cancelled_jobs: Generated<number>;
+  error: string | null;
+  error_code: string | null;
+  ingest_lease_until: NullableTimestamp;
+  created_at: Timestamp;
+  started_at: NullableTimestamp;
+  completed_at: NullableTimestamp;
+  updated_at: Timestamp;
+}
+
+export interface BatchPayloadsTable {
+  batch_id: string;
+  body: string;
+}
+
+export type BatchContactState = 'queued' | 'dialing' | 'done' | 'cancelled';
+
+export interface BatchContactsTable {
+  batch_id: string;
+  seq: number;
+  contact_id: string;
+  phone_number: string;
+  state: BatchContactState;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  lease_until: NullableTimestamp;
+  call_id: string | null;
+  outcome: string | null;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -94,6 +148,9 @@ export interface Database {
   agents: AgentsTable;
   contacts: ContactsTable;
   calls: CallsTable;
+  batches: BatchesTable;
+  batch_payloads: BatchPayloadsTable;
+  batch_contacts: BatchContactsTable;
   schema_migrations: SchemaMigrationsTable;
 }
 

@@ -1,0 +1,26 @@
+import { release, reserve } from '../../domain/gcra.js';
+import { type Clock, type RateLimiter, systemClock } from '../../ports.js';
+
+/** GCRA in one process: enough when one process dials (the embedded setup). */
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly tats = new Map<string, number>();
+
+  constructor(private readonly clock: Clock = systemClock) {}
+
+  async reserve(key: string, ratePerSecond: number, wanted: number, horizonMs: number): Promise<number[]> {
+    const now = this.clock.now().getTime();
+    const result = reserve({ tat: this.tats.get(key) ?? 0 }, now, ratePerSecond, wanted, horizonMs);
+    this.tats.set(key, result.tat);
+    return result.slots.map((slot) => slot - now);
+  }
+
+  async release(key: string, ratePerSecond: number, count: number): Promise<void> {
+    const tat = this.tats.get(key);
+    if (tat === undefined || count <= 0) return;
+    this.tats.set(key, release({ tat }, count, ratePerSecond, this.clock.now().getTime()).tat);
+  }
+
+  async close(): Promise<void> {
+    this.tats.clear();
+  }
+}

@@ -1,0 +1,72 @@
+import type { Redis } from 'ioredis';
+import type { RateLimiter } from '../../ports.js';
+
+/**
+ * GCRA reservation in one Lua script, so every worker sharing this Redis draws slots from one
+ * schedule. Time is Redis's own clock (TIME), so workers whose clocks disagree still agree on the
+ * slots; the script returns each slot as a delay from that clock's now, in microseconds.
+ */
+const RESERVE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = 1000000 / tonumber(ARGV[1])
+local wanted = tonumber(ARGV[2])
+local horizon = tonumber(ARGV[3]) * 1000
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local start = math.max(tat, now)
+if wanted <= 0 or start > now + horizon then return {} end
+local fit = math.floor((now + horizon - start) / interval) + 1
+local count = math.min(wanted, fit)
+local newTat = start + count * interval
+redis.call('SET', KEYS[1], string.format('%.0f', newTat), 'PX', math.ceil((newTat - now) / 1000) + 60000)
+local delays = {}
+for i = 0, count - 1 do delays[#delays + 1] = string.format('%.0f', start + i * interval - now) end
+return delays
+`;
+
+const RELEASE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat == 0 then return 0 end
+local back = tonumber(ARGV[2]) * (1000000 / tonumber(ARGV[1]))
+local newTat = math.max(tat - back, now)
+redis.call('SET', KEYS[1], string.format('%.0f', newTat), 'PX', 60000)
+return 1
+`;
+
+export class RedisRateLimiter implements RateLimiter {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix = 'ratelimit:',
+  ) {
+    if (!redis.reserveSlots) {
+      redis.defineCommand('reserveSlots', { numberOfKeys: 1, lua: RESERVE });
+      redis.defineCommand('releaseSlots', { numberOfKeys: 1, lua: RELEASE });
+    }
+  }
+
+  async reserve(key: string, ratePerSecond: number, wanted: number, horizonMs: number): Promise<number[]> {
+    const delays = (await this.redis.reserveSlots(
+      `${this.prefix}${key}`,
+      ratePerSecond,
+      wanted,
+      horizonMs,
+    )) as string[];
+    return delays.map((micros) => Number(micros) / 1000);
+  }
+
+  async release(key: string, ratePerSecond: number, count: number): Promise<void> {
+    if (count <= 0) return;
+    await this.redis.releaseSlots(`${this.prefix}${key}`, ratePerSecond, count);
+  }
+
+  async close(): Promise<void> {}
+}
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    reserveSlots(key: string, rate: number, wanted: number, horizonMs: number): Promise<unknown>;
+    releaseSlots(key: string, rate: number, count: number): Promise<unknown>;
+  }
+}

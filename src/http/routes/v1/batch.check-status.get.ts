@@ -1,0 +1,80 @@
+import { Type } from '@sinclair/typebox';
+import { AppError } from '../../../domain/errors.js';
+import type { App, AppServices } from '../../app.js';
+import { requireAuth } from '../../auth.js';
+import { errorResponses, Id } from '../../schemas/common.js';
+import { BatchStatisticsSchema, LimitParam, parseLimit } from './batch.schemas.js';
+
+export function registerBatchCheckStatus(app: App, services: Pick<AppServices, 'batchReads'>): void {
+  const response = { 200: BatchStatisticsSchema, ...errorResponses(400, 401, 404, 500) };
+  app.get(
+    '/api/v1/batch/check-status',
+    {
+      schema: {
+        tags: ['batches'],
+        summary: 'Batch statistics from persistent storage',
+        querystring: Type.Object(
+          { batchId: Id('The batch'), limit: LimitParam },
+          { additionalProperties: false },
+        ),
+        response,
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      return services.batchReads.checkStatus(
+        auth.userId,
+        request.query.batchId,
+        parseLimit(request.query.limit),
+      );
+    },
+  );
+  // links.status of the batch creation reply: the same view at a stable address.
+  app.get(
+    '/api/v1/batch/:batchId/status',
+    {
+      schema: {
+        tags: ['batches'],
+        summary: 'Batch statistics (the address in links.status)',
+        params: Type.Object({ batchId: Id('The batch') }),
+        querystring: Type.Object({ limit: LimitParam }, { additionalProperties: false }),
+        response,
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      if (!request.params.batchId) throw new AppError('MISSING_PARAMETER');
+      return services.batchReads.checkStatus(
+        auth.userId,
+        request.params.batchId,
+        parseLimit(request.query.limit),
+      );
+    },
+  );
+  // The initial release read batch statistics here; kept, marked deprecated.
+  app.get(
+    '/api/v1/batch',
+    {
+      schema: {
+        tags: ['batches'],
+        summary: 'Deprecated: use /api/v1/batch/check-status',
+        deprecated: true,
+        querystring: Type.Object(
+          { batchId: Id('The batch'), limit: LimitParam },
+          { additionalProperties: false },
+        ),
+        response,
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      reply.header('deprecation', `@${Math.floor(Date.parse('2025-01-01T00:00:00Z') / 1000)}`);
+      reply.header('link', '</api/v1/batch/check-status>; rel="successor-version"');
+      return services.batchReads.checkStatus(
+        auth.userId,
+        request.query.batchId,
+        parseLimit(request.query.limit),
+      );
+    },
+  );
+}

@@ -1,0 +1,64 @@
+import { Type } from '@sinclair/typebox';
+import type { BatchStatus } from '../../../domain/batch.js';
+import type { App, AppServices } from '../../app.js';
+import { requireAuth } from '../../auth.js';
+import { DateTime, errorResponses, Id } from '../../schemas/common.js';
+import { BatchStatusSchema } from './batch.schemas.js';
+
+const ListItem = Type.Object({
+  batchId: Type.String(),
+  name: Type.String(),
+  status: BatchStatusSchema,
+  total: Type.Number(),
+  processed: Type.Number(),
+  succeeded: Type.Number(),
+  failed: Type.Number(),
+  percentComplete: Type.Number(),
+  createdAt: DateTime,
+  agentId: Type.String(),
+  priority: Type.Number(),
+  tags: Type.Array(Type.String()),
+});
+
+export function registerBatchList(app: App, services: Pick<AppServices, 'batchReads'>): void {
+  app.get(
+    '/api/v1/batch/list',
+    {
+      schema: {
+        tags: ['batches'],
+        summary:
+          "The user's batches, newest first. Optional filters and pages; the next page's cursor is in the X-Next-Cursor header",
+        querystring: Type.Object(
+          {
+            status: Type.Optional(BatchStatusSchema),
+            tag: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+            cursor: Type.Optional(Id('batchId of the last item of the previous page')),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Array(ListItem), ...errorResponses(400, 401, 500) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { tag, cursor } = request.query;
+      const status = request.query.status as BatchStatus | undefined;
+      const page = await services.batchReads.list(auth.userId, {
+        limit: request.query.limit ?? 100,
+        ...(status ? { status } : {}),
+        ...(tag ? { tag } : {}),
+        ...(cursor ? { cursor } : {}),
+      });
+      if (page.nextCursor) {
+        const next = new URLSearchParams({
+          ...(request.query as Record<string, string>),
+          cursor: page.nextCursor,
+        });
+        reply.header('x-next-cursor', page.nextCursor);
+        reply.header('link', `</api/v1/batch/list?${next.toString()}>; rel="next"`);
+      }
+      return page.items;
+    },
+  );
+}

@@ -1,0 +1,270 @@
+import { sql } from 'kysely';
+import type { BatchStatus } from '../domain/batch.js';
+import type { CallStatus } from '../domain/call.js';
+import { AppError } from '../domain/errors.js';
+import type { LiveCallStatus } from '../ports.js';
+import type { Deps } from './deps.js';
+
+export interface BatchStatistics {
+  batchId: string;
+  name: string;
+  status: BatchStatus;
+  priority: number;
+  statistics: {
+    total: number;
+    processed: number;
+    succeeded: number;
+    failed: number;
+    pending: number;
+    percentComplete: number;
+    successRate: number;
+    duplicates: number;
+    cancelled: number;
+  };
+  performance: { callsPerSecond: number; estimatedTimeRemaining: number | null; elapsedTime: number };
+  timestamps: {
+    createdAt: string;
+    startedAt: string | null;
+    completedAt: string | null;
+    scheduledStartTime: string | null;
+  };
+  recentCalls: Array<{
+    id: string;
+    callSid: string;
+    status: CallStatus;
+    duration: number | null;
+    createdAt: string;
+    phoneNumber: string;
+    contactName: string;
+  }>;
+  webhooks: Record<string, string> | null;
+  agentId: string;
+  userId: string;
+  tags: string[];
+  error: { code: string | null; message: string } | null;
+}
+
+export interface BatchListItem {
+  batchId: string;
+  name: string;
+  status: BatchStatus;
+  total: number;
+  processed: number;
+  succeeded: number;
+  failed: number;
+  percentComplete: number;
+  createdAt: string;
+  agentId: string;
+  priority: number;
+  tags: string[];
+}
+
+/** Window over which check-status reports the observed call rate. */
+const RATE_WINDOW_MS = 60_000;
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
+export class BatchReads {
+  constructor(private readonly deps: Deps) {}
+
+  /** The persistent view (`GET /api/v1/batch/check-status` and `links.status`). `limit` null = all calls. */
+  async checkStatus(userId: string, batchId: string, limit: number | null): Promise<BatchStatistics> {
+    const { db, clock } = this.deps;
+    const batch = await db
+      .selectFrom('batches')
+      .selectAll()
+      .where('id', '=', batchId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (!batch) throw new AppError('NOT_FOUND');
+    const now = clock.now();
+    let recentQuery = db
+      .selectFrom('calls')
+      .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
+      .select([
+        'calls.id',
+        'calls.status',
+        'calls.duration',
+        'calls.created_at',
+        'calls.phone_number',
+        'contacts.name as contact_name',
+      ])
+      .where('calls.batch_id', '=', batchId)
+      .orderBy('calls.created_at', 'desc')
+      .orderBy('calls.id', 'desc');
+    if (limit !== null) recentQuery = recentQuery.limit(limit);
+    const [recent, window] = await Promise.all([
+      recentQuery.execute(),
+      db
+        .selectFrom('calls')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('batch_id', '=', batchId)
+        .where('created_at', '>', new Date(now.getTime() - RATE_WINDOW_MS))
+        .where('created_at', '<=', now)
+        .executeTakeFirstOrThrow(),
+    ]);
+    const pending = Math.max(
+      batch.total -
+        batch.processed -
+        (batch.status === 'cancelled' || batch.status === 'failed' ? batch.cancelled_jobs : 0),
+      0,
+    );
+    const startedAt = batch.started_at;
+    const endAt = batch.completed_at ?? now;
+    const elapsed = startedAt ? Math.max(endAt.getTime() - startedAt.getTime(), 0) : 0;
+    // Observed over the last 60 s, or since the start when the batch has run for less than that.
+    const windowMs = startedAt
+      ? Math.min(RATE_WINDOW_MS, Math.max(now.getTime() - startedAt.getTime(), 1000))
+      : RATE_WINDOW_MS;
+    const callsPerSecond = round2(window.n / (windowMs / 1000));
+    const finished =
+      batch.status === 'completed' || batch.status === 'cancelled' || batch.status === 'failed';
+    const remaining = batch.total - batch.processed;
+    const rate = callsPerSecond > 0 ? callsPerSecond : batch.max_calls_per_second;
+    return {
+      batchId: batch.id,
+      name: batch.name,
+      status: batch.status,
+      priority: batch.priority,
+      statistics: {
+        total: batch.total,
+        processed: batch.processed,
+        succeeded: batch.succeeded,
+        failed: batch.failed,
+        pending,
+        percentComplete: batch.total > 0 ? round2((batch.processed / batch.total) * 100) : 0,
+        successRate: batch.processed > 0 ? round2((batch.succeeded / batch.processed) * 100) : 0,
+        duplicates: batch.duplicates,
+        cancelled: batch.cancelled_jobs,
+      },
+      performance: {
+        callsPerSecond,
+        estimatedTimeRemaining: finished ? 0 : remaining > 0 ? Math.round((remaining / rate) * 1000) : null,
+        elapsedTime: elapsed,
+      },
+      timestamps: {
+        createdAt: batch.created_at.toISOString(),
+        startedAt: startedAt?.toISOString() ?? null,
+        completedAt: batch.completed_at?.toISOString() ?? null,
+        scheduledStartTime: batch.scheduled_start_at?.toISOString() ?? null,
+      },
+      recentCalls: recent.map((call) => ({
+        id: call.id,
+        callSid: call.id,
+        status: call.status,
+        duration: call.duration,
+        createdAt: call.created_at.toISOString(),
+        phoneNumber: call.phone_number,
+        contactName: call.contact_name,
+      })),
+      webhooks: batch.webhooks,
+      agentId: batch.agent_id,
+      userId: batch.user_id,
+      tags: batch.tags,
+      error:
+        batch.status === 'failed' ? { code: batch.error_code, message: batch.error ?? 'Batch failed' } : null,
+    };
+  }
+
+  /** The live view: every call of the batch from the cache (`GET /api/v1/status/batch`). */
+  async liveStatus(
+    userId: string,
+    batchId: string,
+  ): Promise<{ batchId: string; calls: Omit<LiveCallStatus, 'contactId' | 'batchId'>[] }> {
+    const batch = await this.deps.db
+      .selectFrom('batches')
+      .select('id')
+      .where('id', '=', batchId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (!batch) throw new AppError('NOT_FOUND');
+    let entries: Awaited<ReturnType<Deps['cache']['getBatchCalls']>> = [];
+    try {
+      entries = await this.deps.cache.getBatchCalls(batchId);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, batchId }, 'live cache read failed');
+    }
+    const calls = entries
+      .filter((entry) => entry.userId === userId)
+      .sort((a, b) => (a.startTime < b.startTime ? 1 : a.startTime > b.startTime ? -1 : 0))
+      .map((entry) => ({
+        callId: entry.callId,
+        status: entry.status,
+        startTime: entry.startTime,
+        phoneNumber: entry.phoneNumber,
+        error: entry.error,
+        duration: entry.duration,
+        recordingUrl: entry.recordingUrl,
+      }));
+    return { batchId, calls };
+  }
+
+  /**
+   * The user's batches, newest first. `cursor` is the batchId of the last item of the previous
+   * page (ids sort by creation time); `nextCursor` is null on the last page.
+   */
+  async list(
+    userId: string,
+    filters: { status?: BatchStatus; tag?: string; cursor?: string; limit: number },
+  ): Promise<{ items: BatchListItem[]; nextCursor: string | null }> {
+    let query = this.deps.db
+      .selectFrom('batches')
+      .select([
+        'id',
+        'name',
+        'status',
+        'total',
+        'processed',
+        'succeeded',
+        'failed',
+        'created_at',
+        'agent_id',
+        'priority',
+        'tags',
+      ])
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filters.limit + 1);
+    if (filters.status) query = query.where('status', '=', filters.status);
+    if (filters.tag) query = query.where(sql<boolean>`tags @> array[${filters.tag}]::text[]`);
+    if (filters.cursor) {
+      const anchor = await this.deps.db
+        .selectFrom('batches')
+        .select(['id', 'created_at'])
+        .where('id', '=', filters.cursor)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      if (!anchor) {
+        throw new AppError('INVALID_REQUEST', 'cursor does not name one of your batches', {
+          fieldErrors: { cursor: ['is not a batchId from a previous page'] },
+        });
+      }
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '<', anchor.created_at),
+          eb.and([eb('created_at', '=', anchor.created_at), eb('id', '<', anchor.id)]),
+        ]),
+      );
+    }
+    const rows = await query.execute();
+    const page = rows.slice(0, filters.limit);
+    return {
+      items: page.map((row) => ({
+        batchId: row.id,
+        name: row.name,
+        status: row.status,
+        total: row.total,
+        processed: row.processed,
+        succeeded: row.succeeded,
+        failed: row.failed,
+        percentComplete: row.total > 0 ? round2((row.processed / row.total) * 100) : 0,
+        createdAt: row.created_at.toISOString(),
+        agentId: row.agent_id,
+        priority: row.priority,
+        tags: row.tags,
+      })),
+      nextCursor: rows.length > filters.limit ? (page.at(-1)?.id ?? null) : null,
+    };
+  }
+}

@@ -1,0 +1,280 @@
+import { sql } from 'kysely';
+import type { BatchStatus } from '../../domain/batch.js';
+import { newId } from '../../domain/ids.js';
+import type { DialRequest, RateLimiter } from '../../ports.js';
+import type { BatchService } from '../../services/batches.js';
+import type { CallService } from '../../services/calls.js';
+import type { Deps } from '../../services/deps.js';
+
+export interface DispatcherOptions {
+  deps: Deps;
+  calls: CallService;
+  batches: BatchService;
+  limiter: RateLimiter;
+  /** Most calls this process keeps up at once (OUTDIAL_MAX_CONCURRENT_CALLS). */
+  maxConcurrentCalls: number;
+  /** How far ahead slots are reserved and rows claimed. */
+  horizonMs?: number;
+  /** Pause between passes. */
+  tickMs?: number;
+}
+
+interface ActiveBatch {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  status: BatchStatus;
+  priority: number;
+  max_calls_per_second: number;
+}
+
+interface ClaimedRow {
+  seq: number;
+  contact_id: string;
+  phone_number: string;
+  attempts: number;
+  contact_name: string;
+}
+
+/**
+ * After a claimed slot time, how long a dialing row is left alone before recovery asks the
+ * provider about its call. Recovery is always safe (it looks the call up before doing anything),
+ * so this only sets how soon a dead worker's calls are picked up.
+ */
+export const DIAL_LEASE_MS = 60_000;
+/** A contact that already has a call up (another batch, a single dial) is tried again after this. */
+const BUSY_CONTACT_DEFER_MS = 15_000;
+
+/**
+ * Claims due batch contacts and dials them, batch by batch in priority order, each at the pace its
+ * limiter grants. A batch that has no slot or no due contact now costs nothing and its capacity
+ * goes to the next one (work-conserving). The dial intent (the call row, ONGOING) is committed with
+ * the claim, before the provider is asked, so a crash can never dial an attempt twice.
+ */
+export class Dispatcher {
+  private readonly inFlight = new Set<string>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly horizonMs: number;
+  private readonly agents = new Map<string, { agent: DialRequest['agent']; at: number }>();
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.horizonMs = options.horizonMs ?? 1000;
+  }
+
+  get activeCalls(): number {
+    return this.inFlight.size;
+  }
+
+  /** The provider reported the end of a call this process dialed. */
+  released(callId: string): void {
+    this.inFlight.delete(callId);
+  }
+
+  /** One pass: returns how many calls it scheduled. */
+  async tick(): Promise<number> {
+    const { deps, limiter } = this.options;
+    let capacity = this.options.maxConcurrentCalls - this.inFlight.size;
+    if (capacity <= 0) return 0;
+    const now = deps.clock.now();
+    const batches = (await deps.db
+      .selectFrom('batches')
+      .select(['id', 'user_id', 'agent_id', 'status', 'priority', 'max_calls_per_second'])
+      .where('status', 'in', ['scheduled', 'pending', 'processing'])
+      .where((eb) => eb.or([eb('scheduled_start_at', 'is', null), eb('scheduled_start_at', '<=', now)]))
+      .orderBy('priority', 'desc')
+      .orderBy('created_at')
+      .limit(200)
+      .execute()) as ActiveBatch[];
+    let scheduled = 0;
+    for (const batch of batches) {
+      if (capacity <= 0) break;
+      if (!(await this.hasCredit(batch))) continue;
+      const wanted = Math.min(capacity, Math.ceil((batch.max_calls_per_second * this.horizonMs) / 1000));
+      const delays = await limiter.reserve(
+        `batch:${batch.id}`,
+        batch.max_calls_per_second,
+        wanted,
+        this.horizonMs,
+      );
+      if (delays.length === 0) continue;
+      const claimed = await this.claim(batch, delays);
+      if (claimed < delays.length)
+        await limiter.release(`batch:${batch.id}`, batch.max_calls_per_second, delays.length - claimed);
+      capacity -= claimed;
+      scheduled += claimed;
+    }
+    return scheduled;
+  }
+
+  /** Stops dialing: calls not yet started stay claimed and are recovered after their lease. */
+  async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private async hasCredit(batch: ActiveBatch): Promise<boolean> {
+    const user = await this.options.deps.db
+      .selectFrom('users')
+      .select('available_minutes')
+      .where('id', '=', batch.user_id)
+      .executeTakeFirst();
+    if ((user?.available_minutes ?? 0) > 0) return true;
+    const failed = await this.options.batches.fail(
+      batch.id,
+      'INSUFFICIENT_CREDITS',
+      'The account ran out of call minutes; the remaining contacts were not dialed',
+    );
+    if (failed) this.options.deps.logger.warn({ batchId: batch.id }, 'batch failed: out of call minutes');
+    return false;
+  }
+
+  /**
+   * Claims up to `delays.length` due rows of one batch and records one call per row (the dial
+   * intent), all in one transaction; then starts each call at its slot.
+   */
+  private async claim(batch: ActiveBatch, delays: number[]): Promise<number> {
+    const { deps } = this.options;
+    const now = deps.clock.now();
+    const agent = await this.agent(batch.agent_id);
+    const claimed = await deps.db.transaction().execute(async (trx) => {
+      // Lock order everywhere: the batch row first, then its contacts, then calls. Holding the batch
+      // row also means a cancel or a failure that committed before us is seen here.
+      const current = await trx
+        .selectFrom('batches')
+        .select('status')
+        .where('id', '=', batch.id)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!current || !['scheduled', 'pending', 'processing'].includes(current.status)) return [];
+      const rows = (
+        await sql<ClaimedRow>`
+          select bc.seq, bc.contact_id, bc.phone_number, bc.attempts, c.name as contact_name
+          from batch_contacts bc join contacts c on c.id = bc.contact_id
+          where bc.batch_id = ${batch.id} and bc.state = 'queued' and bc.next_attempt_at <= ${now}
+          order by bc.next_attempt_at, bc.seq
+          limit ${delays.length}
+          for update of bc skip locked`.execute(trx)
+      ).rows;
+      if (rows.length === 0) return [];
+      const planned = rows.map((row, i) => ({
+        row,
+        callId: newId('call', now.getTime()),
+        startAt: new Date(now.getTime() + (delays[i] ?? 0)),
+      }));
+      const inserted = await sql<{ id: string }>`
+        insert into calls (id, user_id, agent_id, contact_id, batch_id, batch_seq, status, phone_number, attempt, provider, created_at, updated_at)
+        select x.id, ${batch.user_id}, ${batch.agent_id}, x.contact_id, ${batch.id}, x.seq, 'ONGOING', x.phone, x.attempt, ${deps.provider.name}, x.start_at, ${now}
+        from unnest(${planned.map((p) => p.callId)}::text[], ${planned.map((p) => p.row.contact_id)}::text[],
+                    ${planned.map((p) => p.row.phone_number)}::text[], ${planned.map((p) => p.row.attempts + 1)}::int[],
+                    ${planned.map((p) => p.startAt.toISOString())}::timestamptz[], ${planned.map((p) => p.row.seq)}::int[])
+          as x(id, contact_id, phone, attempt, start_at, seq)
+        on conflict (contact_id) where status = 'ONGOING' do nothing
+        returning id`.execute(trx);
+      const placed = new Set(inserted.rows.map((r) => r.id));
+      const go = planned.filter((p) => placed.has(p.callId));
+      const wait = planned.filter((p) => !placed.has(p.callId));
+      if (go.length > 0) {
+        await sql`
+          update batch_contacts bc set state = 'dialing', attempts = bc.attempts + 1, call_id = x.call_id, lease_until = x.lease
+          from unnest(${go.map((p) => p.row.seq)}::int[], ${go.map((p) => p.callId)}::text[],
+                      ${go.map((p) => new Date(p.startAt.getTime() + DIAL_LEASE_MS).toISOString())}::timestamptz[])
+            as x(seq, call_id, lease)
+          where bc.batch_id = ${batch.id} and bc.seq = x.seq`.execute(trx);
+        await trx
+          .updateTable('batches')
+          .set({ status: 'processing', started_at: sql`coalesce(started_at, ${now})`, updated_at: now })
+          .where('id', '=', batch.id)
+          .where('status', 'in', ['scheduled', 'pending'])
+          .execute();
+      }
+      if (wait.length > 0) {
+        await trx
+          .updateTable('batch_contacts')
+          .set({ next_attempt_at: new Date(now.getTime() + BUSY_CONTACT_DEFER_MS) })
+          .where('batch_id', '=', batch.id)
+          .where(
+            'seq',
+            'in',
+            wait.map((p) => p.row.seq),
+          )
+          .execute();
+      }
+      return go;
+    });
+
+    for (const { row, callId, startAt } of claimed) {
+      this.inFlight.add(callId);
+      const request: DialRequest = {
+        callId,
+        to: row.phone_number,
+        attempt: row.attempts + 1,
+        agent,
+        contact: { id: row.contact_id, name: row.contact_name },
+      };
+      const timer = setTimeout(
+        () => {
+          this.timers.delete(timer);
+          void this.dial(batch, request, startAt);
+        },
+        Math.max(startAt.getTime() - deps.clock.now().getTime(), 0),
+      );
+      this.timers.add(timer);
+    }
+    return claimed.length;
+  }
+
+  private async dial(batch: ActiveBatch, request: DialRequest, startAt: Date): Promise<void> {
+    const { deps, calls } = this.options;
+    try {
+      await calls.announce({
+        callId: request.callId,
+        userId: batch.user_id,
+        status: 'ONGOING',
+        startTime: startAt.toISOString(),
+        phoneNumber: request.to,
+        contactId: request.contact.id,
+        batchId: batch.id,
+        error: null,
+        duration: null,
+        recordingUrl: null,
+      });
+      await deps.provider.dial(request);
+    } catch (error) {
+      deps.logger.error({ err: error, callId: request.callId }, 'provider refused a batch dial');
+      this.inFlight.delete(request.callId);
+      await calls
+        .finish({
+          callId: request.callId,
+          status: 'FAILED',
+          duration: 0,
+          answeredAt: null,
+          endedAt: deps.clock.now(),
+          error: 'The voice provider could not place the call',
+          transcription: [],
+        })
+        .catch((finishError: unknown) =>
+          deps.logger.error({ err: finishError }, 'could not record a failed dial'),
+        );
+    }
+  }
+
+  private async agent(agentId: string): Promise<DialRequest['agent']> {
+    const cached = this.agents.get(agentId);
+    const now = Date.now();
+    if (cached && now - cached.at < 30_000) return cached.agent;
+    const row = await this.options.deps.db
+      .selectFrom('agents')
+      .select(['id', 'name', 'basic_details'])
+      .where('id', '=', agentId)
+      .executeTakeFirstOrThrow();
+    const details = row.basic_details;
+    const agent = {
+      id: row.id,
+      name: row.name,
+      agentName: typeof details.agent_name === 'string' ? details.agent_name : null,
+      language: typeof details.agentLanguage === 'string' ? details.agentLanguage : null,
+    };
+    this.agents.set(agentId, { agent, at: now });
+    return agent;
+  }
+}
