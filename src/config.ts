@@ -16,6 +16,8 @@ export interface Config {
   voiceProvider: 'simulator';
   simRingMs: number;
   simTalkMs: number;
+  /** Folder for the simulator's durable record of dials (one file per call); unset: none. */
+  simDialsDir: string | undefined;
   webhookAllowPrivate: boolean;
   webhookRetryDelaysMs: number[];
   estimatedMinutesPerCall: number;
@@ -129,6 +131,9 @@ export function loadConfig(env: Env = process.env): Config {
     voiceProvider: 'simulator',
     simRingMs: readInt(env, 'OUTDIAL_SIM_RING_MS', 2000, 0, 600_000),
     simTalkMs: readInt(env, 'OUTDIAL_SIM_TALK_MS', 30_000, 0, 3_600_000),
+    simDialsDir: readString(env, 'OUTDIAL_SIM_DIALS_DIR')
+      ? path.resolve(readString(env, 'OUTDIAL_SIM_DIALS_DIR') as string)
+      : undefined,
     webhookAllowPrivate: readBool(env, 'OUTDIAL_WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetryDelaysMs: delays,
     estimatedMinutesPerCall: readNumber(env, 'OUTDIAL_ESTIMATED_MINUTES_PER_CALL', 1, 0),

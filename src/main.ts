@@ -95,6 +95,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       new SimulatedVoiceProvider({
         ringMs: config.simRingMs,
         talkMs: config.simTalkMs,
+        ...(config.simDialsDir ? { dialsDir: config.simDialsDir } : {}),
         clock,
         onError: (error, event) =>
           logger.error({ err: error, callId: event.callId }, 'could not record a call end'),
@@ -168,7 +169,22 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       startWorkers() {
         if (started) return;
         started = true;
-        for (const worker of workers) worker.start();
+        // The embedded database belongs to this process alone, so whatever it left half done
+        // (an ingestion, a call) is an orphan of a previous run: take it up now, not after a lease.
+        const orphans =
+          database.kind === 'pglite'
+            ? Promise.all([
+                ingester.recover({ limit: 1000, ignoreLease: true }),
+                calls.reconcileStale({ all: true, limit: 100_000 }),
+              ])
+            : Promise.resolve();
+        void orphans
+          .catch((error: unknown) =>
+            logger.error({ err: error }, 'could not recover work left by a previous run'),
+          )
+          .finally(() => {
+            for (const worker of workers) worker.start();
+          });
       },
       async close() {
         await app.close();

@@ -39,8 +39,12 @@ export interface BatchAccepted {
   links: { status: string; dashboard: string };
 }
 
-/** How long an ingesting process holds a batch before another may take the ingestion over. */
-export const INGEST_LEASE_MS = 60_000;
+/**
+ * How long an ingesting process holds a batch before another may take the ingestion over. It is
+ * renewed by every chunk (a chunk takes well under a second), and a takeover while the holder is
+ * merely slow is harmless because every write is idempotent.
+ */
+export const INGEST_LEASE_MS = 10_000;
 /** Contacts written per transaction: big enough for throughput, small enough to resume cheaply. */
 export const INGEST_CHUNK = 5_000;
 

@@ -359,11 +359,16 @@ export class CallService {
 
   /**
    * Reconciles calls still ONGOING well after they should have ended (the process that dialed
-   * them died, or an end report was lost): asks the provider, and applies what it says.
+   * them died, or an end report was lost): asks the provider, applies an end it reports, and
+   * dials an intent the provider never received (same call id, so at most once). `all` takes
+   * every ONGOING call regardless of age: at the start of a single-process (embedded) service,
+   * every such call is an orphan.
    */
-  async reconcileStale(limit = 100): Promise<number> {
+  async reconcileStale(options: { limit?: number; all?: boolean } = {}): Promise<number> {
     const { simRingMs, simTalkMs } = this.deps.config;
-    const cutoff = new Date(this.deps.clock.now().getTime() - (simRingMs + simTalkMs + RECONCILE_GRACE_MS));
+    const cutoff = options.all
+      ? this.deps.clock.now()
+      : new Date(this.deps.clock.now().getTime() - (simRingMs + simTalkMs + RECONCILE_GRACE_MS));
     const rows = await this.deps.db
       .selectFrom('calls')
       .innerJoin('agents', 'agents.id', 'calls.agent_id')
@@ -373,6 +378,8 @@ export class CallService {
         'calls.phone_number',
         'calls.attempt',
         'calls.created_at',
+        'calls.user_id',
+        'calls.batch_id',
         'agents.id as agent_id',
         'agents.name as agent_name',
         'agents.basic_details',
@@ -382,9 +389,9 @@ export class CallService {
       .where('calls.status', '=', 'ONGOING')
       .where('calls.created_at', '<', cutoff)
       .orderBy('calls.created_at')
-      .limit(limit)
+      .limit(options.limit ?? 200)
       .execute();
-    let finished = 0;
+    let handled = 0;
     for (const row of rows) {
       const request: DialRequest = {
         callId: row.id,
@@ -394,21 +401,30 @@ export class CallService {
         contact: { id: row.contact_id, name: row.contact_name },
       };
       const state = await this.deps.provider.lookup(request, row.created_at);
-      if (state.ended && (await this.finish(state.ended))) finished++;
-      else if (!state.known) {
-        const ended = await this.finish({
+      if (state.ended) {
+        if (await this.finish(state.ended)) handled++;
+      } else if (!state.known) {
+        this.deps.logger.warn(
+          { callId: row.id },
+          'a recorded dial never reached the provider; dialing it now',
+        );
+        await this.putLive({
           callId: row.id,
-          status: 'FAILED',
-          duration: 0,
-          answeredAt: null,
-          endedAt: this.deps.clock.now(),
-          error: 'The voice provider has no record of this call',
-          transcription: [],
+          userId: row.user_id,
+          status: 'ONGOING',
+          startTime: row.created_at.toISOString(),
+          phoneNumber: row.phone_number,
+          contactId: row.contact_id,
+          batchId: row.batch_id,
+          error: null,
+          duration: null,
+          recordingUrl: null,
         });
-        if (ended) finished++;
+        await this.deps.provider.dial(request);
+        handled++;
       }
     }
-    return finished;
+    return handled;
   }
 
   recordingUrl(callId: string, status: CallStatus, duration: number | null): string | null {

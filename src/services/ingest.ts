@@ -36,9 +36,10 @@ export class BatchIngester {
    * Takes over batches left `ingesting` by a process that stopped (its lease ran out) and ingests
    * them from their stored request. Returns how many it took.
    */
-  async recover(limit = 2): Promise<number> {
+  async recover(options: { limit?: number; ignoreLease?: boolean } = {}): Promise<number> {
     const { db, clock } = this.deps;
     const now = clock.now();
+    const limit = options.limit ?? 2;
     let taken = 0;
     for (let i = 0; i < limit; i++) {
       const claimed = await db.transaction().execute(async (trx) => {
@@ -46,7 +47,7 @@ export class BatchIngester {
           .selectFrom('batches')
           .select('id')
           .where('status', '=', 'ingesting')
-          .where('ingest_lease_until', '<', now)
+          .where('ingest_lease_until', '<', options.ignoreLease ? new Date(8.64e15) : now)
           .orderBy('created_at')
           .limit(1)
           .forUpdate()

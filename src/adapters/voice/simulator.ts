@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { TranscriptEntry } from '../../domain/call.js';
 import type {
   CallEndedEvent,
@@ -14,6 +16,13 @@ import { synthesizeConversationWav } from './wav.js';
 export interface SimulatorOptions {
   ringMs: number;
   talkMs: number;
+  /**
+   * A folder where each dial leaves one file named by its call id, created with O_EXCL: the
+   * simulated network's durable record of what it was asked to dial, shared by every process on
+   * the machine. With it, a call id is dialed at most once across processes and restarts, and a
+   * recorded intent that never reached the network is reported unknown (so it is dialed then).
+   */
+  dialsDir?: string;
   clock?: Clock;
   onError?: (error: unknown, event: CallEndedEvent) => void;
 }
@@ -59,6 +68,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
   async dial(request: DialRequest): Promise<void> {
     if (this.dialed.has(request.callId)) return;
     const at = this.clock.now();
+    if (this.options.dialsDir && !this.record(request, at)) return;
     this.dialed.add(request.callId);
     this.dials.push({ callId: request.callId, to: request.to, attempt: request.attempt, at });
     if (this.dials.length > MAX_RECORDED_DIALS) {
@@ -68,8 +78,14 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     this.schedule(request, at);
   }
 
-  async lookup(request: DialRequest, dialedAt: Date): Promise<ProviderCallState> {
+  async lookup(request: DialRequest, intendedAt: Date): Promise<ProviderCallState> {
     if (this.sessions.has(request.callId)) return { known: true, ended: null };
+    let dialedAt = intendedAt;
+    if (this.options.dialsDir) {
+      const recorded = this.recorded(request.callId);
+      if (!recorded) return { known: false, ended: null };
+      dialedAt = recorded.at;
+    }
     const plan = this.plan(request);
     if (dialedAt.getTime() + plan.totalMs <= this.clock.now().getTime()) {
       return { known: true, ended: plan.ended(dialedAt) };
@@ -90,6 +106,50 @@ export class SimulatedVoiceProvider implements VoiceProvider {
   async close(): Promise<void> {
     for (const timer of this.sessions.values()) clearTimeout(timer);
     this.sessions.clear();
+  }
+
+  /** Every dial in the dials folder (all processes), oldest first. */
+  static readRecord(dialsDir: string): SimulatedDial[] {
+    if (!fs.existsSync(dialsDir)) return [];
+    return fs
+      .readdirSync(dialsDir)
+      .filter((file) => file.endsWith('.json'))
+      .map((file) => {
+        const raw = JSON.parse(fs.readFileSync(path.join(dialsDir, file), 'utf8')) as Omit<
+          SimulatedDial,
+          'at'
+        > & { at: string };
+        return { ...raw, at: new Date(raw.at) };
+      })
+      .sort((a, b) => a.at.getTime() - b.at.getTime());
+  }
+
+  /** Writes the dial's record; false when the call id was dialed before (by any process). */
+  private record(request: DialRequest, at: Date): boolean {
+    const dir = this.options.dialsDir as string;
+    fs.mkdirSync(dir, { recursive: true });
+    try {
+      const line: SimulatedDial = { callId: request.callId, to: request.to, attempt: request.attempt, at };
+      fs.writeFileSync(path.join(dir, `${request.callId}.json`), JSON.stringify(line), { flag: 'wx' });
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+  }
+
+  private recorded(callId: string): { at: Date } | null {
+    try {
+      const raw = JSON.parse(
+        fs.readFileSync(path.join(this.options.dialsDir as string, `${callId}.json`), 'utf8'),
+      ) as {
+        at: string;
+      };
+      return { at: new Date(raw.at) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
   }
 
   /** Calls currently ringing or talking in this process. */

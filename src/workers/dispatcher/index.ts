@@ -53,7 +53,8 @@ const BUSY_CONTACT_DEFER_MS = 15_000;
  */
 export class Dispatcher {
   private readonly inFlight = new Set<string>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Calls claimed by this process whose slot has not come yet: call id -> timer and row. */
+  private readonly pending = new Map<string, { timer: NodeJS.Timeout; batchId: string; seq: number }>();
   private readonly horizonMs: number;
   private readonly agents = new Map<string, { agent: DialRequest['agent']; at: number }>();
 
@@ -106,10 +107,42 @@ export class Dispatcher {
     return scheduled;
   }
 
-  /** Stops dialing: calls not yet started stay claimed and are recovered after their lease. */
+  /**
+   * Stops dialing. Calls claimed but not yet dialed go back to the queue (their intent row is
+   * removed), so a graceful stop costs nothing; after a crash the reconciler dials them instead.
+   */
   async close(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
+    const unstarted = [...this.pending.entries()];
+    for (const [, entry] of unstarted) clearTimeout(entry.timer);
+    this.pending.clear();
+    const { db } = this.options.deps;
+    for (const [callId, entry] of unstarted) {
+      this.inFlight.delete(callId);
+      await db
+        .transaction()
+        .execute(async (trx) => {
+          await trx.selectFrom('batches').select('id').where('id', '=', entry.batchId).forUpdate().execute();
+          const removed = await trx
+            .deleteFrom('calls')
+            .where('id', '=', callId)
+            .where('status', '=', 'ONGOING')
+            .executeTakeFirst();
+          if (Number(removed.numDeletedRows) === 0) return;
+          await trx
+            .updateTable('batch_contacts')
+            .set({ state: 'queued', attempts: sql`attempts - 1`, call_id: null, lease_until: null })
+            .where('batch_id', '=', entry.batchId)
+            .where('seq', '=', entry.seq)
+            .where('call_id', '=', callId)
+            .execute();
+        })
+        .catch((error: unknown) =>
+          this.options.deps.logger.warn(
+            { err: error, callId },
+            'could not return an undialed call to the queue',
+          ),
+        );
+    }
   }
 
   private async hasCredit(batch: ActiveBatch): Promise<boolean> {
@@ -213,12 +246,12 @@ export class Dispatcher {
       };
       const timer = setTimeout(
         () => {
-          this.timers.delete(timer);
+          this.pending.delete(callId);
           void this.dial(batch, request, startAt);
         },
         Math.max(startAt.getTime() - deps.clock.now().getTime(), 0),
       );
-      this.timers.add(timer);
+      this.pending.set(callId, { timer, batchId: batch.id, seq: row.seq });
     }
     return claimed.length;
   }
