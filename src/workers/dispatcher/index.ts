@@ -42,6 +42,7 @@ interface ClaimedRow {
  * so this only sets how soon a dead worker's calls are picked up.
  */
 export const DIAL_LEASE_MS = 60_000;
+const WINDOW_GUARD_MS = 1001;
 /** A contact that already has a call up (another batch, a single dial) is tried again after this. */
 const BUSY_CONTACT_DEFER_MS = 15_000;
 
@@ -57,6 +58,9 @@ export class Dispatcher {
   private readonly pending = new Map<string, { timer: NodeJS.Timeout; batchId: string; seq: number }>();
   private readonly horizonMs: number;
   private readonly agents = new Map<string, { agent: DialRequest['agent']; at: number }>();
+  /** Per batch: this process's last slot (fractional ms) and its most recent real starts (ms). */
+  private readonly lastSlot = new Map<string, number>();
+  private readonly recentStarts = new Map<string, number[]>();
 
   constructor(private readonly options: DispatcherOptions) {
     this.horizonMs = options.horizonMs ?? 1000;
@@ -192,7 +196,7 @@ export class Dispatcher {
       const planned = rows.map((row, i) => ({
         row,
         callId: newId('call', now.getTime()),
-        startAt: new Date(now.getTime() + (delays[i] ?? 0)),
+        startAt: new Date(Math.ceil(this.nextSlot(batch, now.getTime() + (delays[i] ?? 0)))),
       }));
       const inserted = await sql<{ id: string }>`
         insert into calls (id, user_id, agent_id, contact_id, batch_id, batch_seq, status, phone_number, attempt, provider, created_at, updated_at)
@@ -244,22 +248,61 @@ export class Dispatcher {
         agent,
         contact: { id: row.contact_id, name: row.contact_name },
       };
-      const timer = setTimeout(
-        () => {
-          this.pending.delete(callId);
-          void this.dial(batch, request, startAt);
-        },
-        Math.max(startAt.getTime() - deps.clock.now().getTime(), 0),
-      );
-      this.pending.set(callId, { timer, batchId: batch.id, seq: row.seq });
+      this.startAt(callId, batch, request, startAt.getTime(), row.seq);
     }
     return claimed.length;
+  }
+
+  /**
+   * The slot a claimed call is recorded with: the limiter's, but never closer than one interval
+   * to this process's previous slot for the batch. Kept in fractional milliseconds so rounding
+   * never adds up (at 30/s the interval is 33.3 ms).
+   */
+  private nextSlot(batch: ActiveBatch, granted: number): number {
+    const interval = 1000 / batch.max_calls_per_second;
+    const slot = Math.max(granted, (this.lastSlot.get(batch.id) ?? Number.NEGATIVE_INFINITY) + interval);
+    this.lastSlot.set(batch.id, slot);
+    return slot;
+  }
+
+  /**
+   * Starts a claimed call at its slot. Timers fire late when the event loop is busy, and late
+   * timers then fire together; so a call also waits until the batch's `rate`-th previous start in
+   * this process is a full second old. That is the one-second-window rule itself, checked on the
+   * moments calls really start.
+   */
+  private startAt(callId: string, batch: ActiveBatch, request: DialRequest, at: number, seq: number): void {
+    const rate = batch.max_calls_per_second;
+    const fire = () => {
+      const now = this.options.deps.clock.now().getTime();
+      const history = this.recentStarts.get(batch.id) ?? [];
+      const blocker = history.length >= rate ? history[history.length - rate] : undefined;
+      // 1 ms over the second: the provider reads its own clock a moment after us.
+      if (blocker !== undefined && now < blocker + WINDOW_GUARD_MS) {
+        this.pending.set(callId, {
+          timer: setTimeout(fire, blocker + WINDOW_GUARD_MS - now),
+          batchId: batch.id,
+          seq,
+        });
+        return;
+      }
+      history.push(now);
+      if (history.length > rate) history.splice(0, history.length - rate);
+      this.recentStarts.set(batch.id, history);
+      this.pending.delete(callId);
+      void this.dial(batch, request, new Date(now));
+    };
+    const delay = Math.max(at - this.options.deps.clock.now().getTime(), 0);
+    this.pending.set(callId, { timer: setTimeout(fire, delay), batchId: batch.id, seq });
   }
 
   private async dial(batch: ActiveBatch, request: DialRequest, startAt: Date): Promise<void> {
     const { deps, calls } = this.options;
     try {
-      await calls.announce({
+      // The provider is asked first, in this same tick, so the call starts when the pacer said;
+      // the live entry is written right after, long before any end report can overwrite it.
+      const dialing = deps.provider.dial(request);
+      const announced = calls.announce({
         callId: request.callId,
         userId: batch.user_id,
         status: 'ONGOING',
@@ -271,7 +314,7 @@ export class Dispatcher {
         duration: null,
         recordingUrl: null,
       });
-      await deps.provider.dial(request);
+      await Promise.all([dialing, announced]);
     } catch (error) {
       deps.logger.error({ err: error, callId: request.callId }, 'provider refused a batch dial');
       this.inFlight.delete(request.callId);

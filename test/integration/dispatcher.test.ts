@@ -1,0 +1,195 @@
+import { DateTime } from 'luxon';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Account, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
+
+interface RecentCall {
+  id: string;
+  status: string;
+  createdAt: string;
+  phoneNumber: string;
+}
+
+const numbers = (count: number, from = 100) =>
+  Array.from({ length: count }, (_, i) => ({
+    phoneNumber: `+1415555${String(from + i).padStart(4, '0')}`,
+    name: `Contact ${i}`,
+  }));
+
+/** Most events inside any half-open window of `windowMs`. */
+function maxInWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  let start = 0;
+  for (let end = 0; end < sorted.length; end++) {
+    while ((sorted[end] ?? 0) - (sorted[start] ?? 0) >= windowMs) start++;
+    best = Math.max(best, end - start + 1);
+  }
+  return best;
+}
+
+describe(`dispatcher on ${STORE}`, () => {
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  async function submit(app: TestApp, account: Account, body: Record<string, unknown>): Promise<string> {
+    const res = await app.request({
+      method: 'POST',
+      url: '/api/v1/batch',
+      key: account.key,
+      payload: { agentId: account.agentId, userId: account.userId, ...body },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    return res.json().batchId;
+  }
+
+  async function status(app: TestApp, account: Account, batchId: string) {
+    const res = await app.request({
+      method: 'GET',
+      url: `/api/v1/batch/check-status?batchId=${batchId}&limit=all`,
+      key: account.key,
+    });
+    return res.json();
+  }
+
+  const until = (app: TestApp, account: Account, batchId: string, wanted: string[], timeoutMs = 20_000) =>
+    eventually(async () => {
+      const s = await status(app, account, batchId);
+      return wanted.includes(s.status) ? s : undefined;
+    }, timeoutMs);
+
+  it('never starts more calls in a one-second window than the batch allows, and keeps the pace', async () => {
+    t = await startTestApp({ workers: true, overrides: { dispatchTickMs: 50 } });
+    const account = await t.createAccount({ minutes: 1000 });
+    const batchId = await submit(t, account, { contacts: numbers(35), options: { maxCallsPerSecond: 10 } });
+    const done = await until(t, account, batchId, ['completed']);
+    const calls: RecentCall[] = done.recentCalls;
+    expect(calls).toHaveLength(35);
+    const scheduled = calls.map((c) => Date.parse(c.createdAt));
+    expect(maxInWindow(scheduled, 1000)).toBeLessThanOrEqual(10);
+    const ids = new Set(calls.map((c) => c.id));
+    const dialed = (t?.provider.dials ?? []).filter((d) => ids.has(d.callId)).map((d) => d.at.getTime());
+    expect(dialed).toHaveLength(35);
+    // What the network saw, after the pacer.
+    expect(maxInWindow(dialed, 1000)).toBeLessThanOrEqual(10);
+    // 35 calls at 10/s take 3.4 s from first to last start; allow for timers, not for a slower rate.
+    const span = Math.max(...scheduled) - Math.min(...scheduled);
+    expect(span).toBeGreaterThanOrEqual(3300);
+    expect(span).toBeLessThan(4500);
+  });
+
+  it('serves the higher priority batch first when capacity is short', async () => {
+    t = await startTestApp({ env: { OUTDIAL_MAX_CONCURRENT_CALLS: '2' }, overrides: { dispatchTickMs: 20 } });
+    const account = await t.createAccount({ minutes: 1000 });
+    const low = await submit(t, account, {
+      contacts: numbers(6, 100),
+      options: { priority: 1, maxCallsPerSecond: 30 },
+    });
+    const high = await submit(t, account, {
+      contacts: numbers(6, 200),
+      options: { priority: 10, maxCallsPerSecond: 30 },
+    });
+    await until(t, account, low, ['pending']);
+    await until(t, account, high, ['pending']);
+    t.runtime.startWorkers();
+    const lowDone = await until(t, account, low, ['completed']);
+    const highDone = await until(t, account, high, ['completed']);
+    const lastHigh = Math.max(...highDone.recentCalls.map((c: RecentCall) => Date.parse(c.createdAt)));
+    const firstLow = Math.min(...lowDone.recentCalls.map((c: RecentCall) => Date.parse(c.createdAt)));
+    expect(lastHigh).toBeLessThan(firstLow);
+  });
+
+  it('gives capacity a rate-limited batch cannot use to the next one (work-conserving)', async () => {
+    t = await startTestApp({ overrides: { dispatchTickMs: 20 } });
+    const account = await t.createAccount({ minutes: 1000 });
+    const slow = await submit(t, account, {
+      contacts: numbers(6, 100),
+      options: { priority: 10, maxCallsPerSecond: 1 },
+    });
+    const fast = await submit(t, account, {
+      contacts: numbers(20, 300),
+      options: { priority: 1, maxCallsPerSecond: 20 },
+    });
+    await until(t, account, slow, ['pending']);
+    await until(t, account, fast, ['pending']);
+    t.runtime.startWorkers();
+    await until(t, account, fast, ['completed'], 10_000);
+    const slowNow = await status(t, account, slow);
+    expect(slowNow.status).toBe('processing');
+    expect(slowNow.statistics.processed).toBeLessThan(6);
+  });
+
+  it('retries by outcome after its delay, up to maxAttempts attempts in all', async () => {
+    t = await startTestApp({ workers: true, overrides: { dispatchTickMs: 20 } });
+    const account = await t.createAccount({ minutes: 1000 });
+    const batchId = await submit(t, account, {
+      contacts: [
+        { phoneNumber: '+14155550002', name: 'Never answers' },
+        { phoneNumber: '+14155550001', name: 'Always busy' },
+        { phoneNumber: '+14155550006', name: 'Busy once' },
+        { phoneNumber: '+14155550123', name: 'Answers' },
+      ],
+      options: {
+        maxCallsPerSecond: 30,
+        retryStrategy: { maxAttempts: 3, noAnswerDelay: 600, busyDelay: 250 },
+      },
+    });
+    const done = await until(t, account, batchId, ['completed']);
+    const byNumber = (n: string) =>
+      (done.recentCalls as RecentCall[])
+        .filter((c) => c.phoneNumber === n)
+        .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
+    expect(byNumber('+14155550002').map((c) => c.status)).toEqual(['NO_ANSWER', 'NO_ANSWER', 'NO_ANSWER']);
+    expect(byNumber('+14155550001').map((c) => c.status)).toEqual(['BUSY', 'BUSY', 'BUSY']);
+    expect(byNumber('+14155550006').map((c) => c.status)).toEqual(['BUSY', 'COMPLETED']);
+    expect(byNumber('+14155550123').map((c) => c.status)).toEqual(['COMPLETED']);
+    const gaps = (calls: RecentCall[]) =>
+      calls.slice(1).map((c, i) => Date.parse(c.createdAt) - Date.parse(calls[i]?.createdAt ?? ''));
+    // Each retry waits the delay after the previous attempt ended (30 ms of ringing).
+    for (const gap of gaps(byNumber('+14155550002'))) expect(gap).toBeGreaterThanOrEqual(600);
+    for (const gap of gaps(byNumber('+14155550001'))) expect(gap).toBeGreaterThanOrEqual(250);
+    expect(done.statistics).toMatchObject({ total: 4, processed: 4, succeeded: 2, failed: 2 });
+  });
+
+  it('waits for a scheduled start, read in the batch time zone when the time has no offset', async () => {
+    t = await startTestApp({ workers: true, overrides: { dispatchTickMs: 20 } });
+    const account = await t.createAccount({ minutes: 1000 });
+    const start = DateTime.now().setZone('America/New_York').plus({ seconds: 2 }).startOf('second');
+    const local = start.toFormat("yyyy-MM-dd'T'HH:mm:ss");
+    const batchId = await submit(t, account, {
+      contacts: numbers(3),
+      options: { scheduledStartTime: local, timezone: 'America/New_York', maxCallsPerSecond: 30 },
+    });
+    const scheduled = await until(t, account, batchId, ['scheduled']);
+    expect(scheduled.timestamps.scheduledStartTime).toBe(
+      start.toUTC().toISO({ suppressMilliseconds: false }),
+    );
+    expect(scheduled.recentCalls).toHaveLength(0);
+    const done = await until(t, account, batchId, ['completed']);
+    for (const call of done.recentCalls as RecentCall[])
+      expect(Date.parse(call.createdAt)).toBeGreaterThanOrEqual(start.toMillis());
+  });
+
+  it('fails the batch with INSUFFICIENT_CREDITS when the minutes run out, and dials no one else', async () => {
+    t = await startTestApp({
+      workers: true,
+      env: { OUTDIAL_ESTIMATED_MINUTES_PER_CALL: '0.1' },
+      overrides: { dispatchTickMs: 20 },
+    });
+    const account = await t.createAccount({ minutes: 2 });
+    const batchId = await submit(t, account, { contacts: numbers(10), options: { maxCallsPerSecond: 2 } });
+    const failed = await until(t, account, batchId, ['failed']);
+    expect(failed.error).toEqual({ code: 'INSUFFICIENT_CREDITS', message: expect.any(String) });
+    const dialedBefore = failed.recentCalls.length;
+    expect(dialedBefore).toBeGreaterThanOrEqual(2);
+    expect(dialedBefore).toBeLessThan(10);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const later = await status(t, account, batchId);
+    expect(later.recentCalls).toHaveLength(dialedBefore);
+    expect(later.statistics.processed + later.statistics.cancelled).toBe(10);
+    const user = await t.admin('GET', `/admin/v1/users/${account.userId}`);
+    expect(user.json().availableMinutes).toBeLessThanOrEqual(0);
+  });
+});
