@@ -27,6 +27,8 @@ export default defineConfig({
         test: {
           name: 'pglite',
           include: integration,
+          // *.pg.test.ts need several processes on one database: PostgreSQL only.
+          exclude: ['test/**/*.pg.test.ts'],
           env: { OUTDIAL_TEST_STORE: 'pglite' },
           globalSetup: ['test/helpers/global-setup.ts'],
         },

@@ -98,5 +98,12 @@ export const systemClock: Clock = { now: () => new Date() };
 export interface RateLimiter {
   reserve(key: string, ratePerSecond: number, wanted: number, horizonMs: number): Promise<number[]>;
   release(key: string, ratePerSecond: number, count: number): Promise<void>;
+  /**
+   * The check at the moment a call really starts: records the start and returns 0 when fewer
+   * than `ratePerSecond` starts of this key fall in the last `windowMs`; otherwise records
+   * nothing and returns how many ms to wait. Timers fire late, and a reservation alone cannot see
+   * that; this keeps every window under the rate across all processes.
+   */
+  admit(key: string, ratePerSecond: number, windowMs: number, member: string): Promise<number>;
   close(): Promise<void>;
 }

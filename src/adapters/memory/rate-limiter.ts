@@ -4,6 +4,7 @@ import { type Clock, type RateLimiter, systemClock } from '../../ports.js';
 /** GCRA in one process: enough when one process dials (the embedded setup). */
 export class MemoryRateLimiter implements RateLimiter {
   private readonly tats = new Map<string, number>();
+  private readonly starts = new Map<string, number[]>();
 
   constructor(private readonly clock: Clock = systemClock) {}
 
@@ -20,7 +21,20 @@ export class MemoryRateLimiter implements RateLimiter {
     this.tats.set(key, release({ tat }, count, ratePerSecond, this.clock.now().getTime()).tat);
   }
 
+  async admit(key: string, ratePerSecond: number, windowMs: number): Promise<number> {
+    const now = this.clock.now().getTime();
+    const starts = (this.starts.get(key) ?? []).filter((at) => at > now - windowMs);
+    if (starts.length < ratePerSecond) {
+      starts.push(now);
+      this.starts.set(key, starts);
+      return 0;
+    }
+    this.starts.set(key, starts);
+    return Math.max((starts[starts.length - ratePerSecond] ?? now) + windowMs - now, 1);
+  }
+
   async close(): Promise<void> {
     this.tats.clear();
+    this.starts.clear();
   }
 }

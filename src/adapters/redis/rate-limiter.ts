@@ -35,6 +35,25 @@ redis.call('SET', KEYS[1], string.format('%.0f', newTat), 'PX', 60000)
 return 1
 `;
 
+/** A sliding log of real starts per key (a sorted set scored by Redis time in microseconds). */
+const ADMIT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local rate = tonumber(ARGV[1])
+local window = tonumber(ARGV[2]) * 1000
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now - window))
+local count = redis.call('ZCARD', KEYS[1])
+if count < rate then
+  redis.call('ZADD', KEYS[1], string.format('%.0f', now), ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000) * 2)
+  return 0
+end
+local blocker = redis.call('ZRANGE', KEYS[1], count - rate, count - rate, 'WITHSCORES')
+local wait = math.ceil((tonumber(blocker[2]) + window - now) / 1000)
+if wait < 1 then wait = 1 end
+return wait
+`;
+
 export class RedisRateLimiter implements RateLimiter {
   constructor(
     private readonly redis: Redis,
@@ -43,6 +62,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (!redis.reserveSlots) {
       redis.defineCommand('reserveSlots', { numberOfKeys: 1, lua: RESERVE });
       redis.defineCommand('releaseSlots', { numberOfKeys: 1, lua: RELEASE });
+      redis.defineCommand('admitStart', { numberOfKeys: 1, lua: ADMIT });
     }
   }
 
@@ -61,6 +81,12 @@ export class RedisRateLimiter implements RateLimiter {
     await this.redis.releaseSlots(`${this.prefix}${key}`, ratePerSecond, count);
   }
 
+  async admit(key: string, ratePerSecond: number, windowMs: number, member: string): Promise<number> {
+    return Number(
+      await this.redis.admitStart(`${this.prefix}starts:${key}`, ratePerSecond, windowMs, member),
+    );
+  }
+
   async close(): Promise<void> {}
 }
 
@@ -68,5 +94,6 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     reserveSlots(key: string, rate: number, wanted: number, horizonMs: number): Promise<unknown>;
     releaseSlots(key: string, rate: number, count: number): Promise<unknown>;
+    admitStart(key: string, rate: number, windowMs: number, member: string): Promise<unknown>;
   }
 }
