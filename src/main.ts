@@ -87,6 +87,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       overrides.cache ??
       (config.redisUrl ? new RedisLiveCache({ url: config.redisUrl }) : new MemoryLiveCache());
     if (!overrides.cache) opened.unshift(() => cache.close());
+    if (!overrides.cache && cache instanceof RedisLiveCache && !(await cache.waitReady(5000))) {
+      logger.warn('Redis is not answering yet; the live view answers from the database until it does');
+    }
     const cacheKind =
       cache instanceof RedisLiveCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
     const clock = overrides.clock ?? systemClock;

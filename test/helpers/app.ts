@@ -98,6 +98,7 @@ export async function createTestCache(
   }
   const redisUrl = `${REDIS_TEST_URL}/1`;
   const cache = new RedisLiveCache({ url: redisUrl, keyPrefix: prefix });
+  await cache.waitReady(5000);
   return {
     cache,
     redisUrl,

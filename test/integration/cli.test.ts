@@ -117,7 +117,7 @@ describe(`outdial serve and the CLI, from a first start (${STORE})`, () => {
     expect(secret.secret).toMatch(/^whsec_/);
     const rotated = await cli('webhook-secret', 'rotate', user.id);
     expect(rotated.previousSecret).toBe(secret.secret);
-  });
+  }, 180_000);
 
   it('prints human lines without --json, and fails clearly with a bad token or an unreachable server', async () => {
     const human = await runCli(
@@ -136,7 +136,7 @@ describe(`outdial serve and the CLI, from a first start (${STORE})`, () => {
     const away = await runCli(['--url', `http://127.0.0.1:${port}`, 'users', 'create', '--name', 'X'], env);
     expect(away.code).toBe(1);
     expect(away.stderr).toContain('cannot reach outdial');
-  });
+  }, 60_000);
 
   it('does not seed again or print a new admin token on a second start', async () => {
     await server.stop();
@@ -154,5 +154,5 @@ describe(`outdial serve and the CLI, from a first start (${STORE})`, () => {
     } finally {
       expect(await again.stop()).toBe(0);
     }
-  });
+  }, 120_000);
 });

@@ -130,6 +130,22 @@ describe(`crash safety with SIGKILL (${STORE})`, () => {
         if (batches.every((b) => b.status === 'completed')) break;
         await sleep(500);
       }
+      if (!batches.every((b) => b.status === 'completed')) {
+        // Left in on purpose: a stall is rare, and its state is what the next reader needs.
+        await server.stop('SIGTERM');
+        const debug = await openDatabase({ databaseUrl, pgliteDir: path.join(dataDir, 'pgdata') });
+        const states =
+          await sql`select b.id, b.status, b.total, b.processed, bc.state, c.status as call_status, count(*)::int as n
+          from batch_contacts bc join batches b on b.id = bc.batch_id left join calls c on c.id = bc.call_id
+          group by 1,2,3,4,5,6`.execute(debug.db);
+        console.log(
+          'STUCK',
+          JSON.stringify(states.rows),
+          server.output().slice(-3000),
+          server.stderr().slice(-3000),
+        );
+        await debug.close();
+      }
       expect(batches.map((b) => b.status)).toEqual(batches.map(() => 'completed'));
       for (const id of accepted) expect(batches.map((b) => b.batchId)).toContain(id);
       await server.stop('SIGTERM');

@@ -20,13 +20,30 @@ export class RedisLiveCache implements LiveCache {
   constructor(options: RedisLiveCacheOptions) {
     this.redis = new Redis(options.url, {
       keyPrefix: options.keyPrefix ?? 'outdial:',
-      maxRetriesPerRequest: 2,
-      enableOfflineQueue: true,
-      lazyConnect: false,
+      maxRetriesPerRequest: 1,
+      // While Redis is away, commands fail at once instead of queueing: a dial must not wait on
+      // the live view, and reads fall back to the database.
+      enableOfflineQueue: false,
     });
     // Connection errors surface on the commands that fail; without a listener ioredis would crash the process.
     this.redis.on('error', () => {});
     this.ttl = options.ttlSeconds ?? LIVE_TTL_SECONDS;
+  }
+
+  /** Resolves once connected, or after `timeoutMs` (the service then starts and keeps retrying). */
+  async waitReady(timeoutMs = 5000): Promise<boolean> {
+    if (this.redis.status === 'ready') return true;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.redis.off('ready', onReady);
+        resolve(false);
+      }, timeoutMs);
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.redis.once('ready', onReady);
+    });
   }
 
   async putCall(entry: LiveCallEntry): Promise<void> {

@@ -48,6 +48,8 @@ export const DIAL_LEASE_MS = 60_000;
  * differ between workers. It costs 1% of the rate, inside the 2% the dispatcher promises.
  */
 const WINDOW_GUARD_MS = 1010;
+/** This process's own check, in the provider's clock: a second and 1 ms for the clock read after ours. */
+const LOCAL_WINDOW_MS = 1001;
 /** A contact that already has a call up (another batch, a single dial) is tried again after this. */
 const BUSY_CONTACT_DEFER_MS = 15_000;
 
@@ -63,8 +65,9 @@ export class Dispatcher {
   private readonly pending = new Map<string, { timer: NodeJS.Timeout; batchId: string; seq: number }>();
   private readonly horizonMs: number;
   private readonly agents = new Map<string, { agent: DialRequest['agent']; at: number }>();
-  /** Per batch: this process's last slot, in fractional ms. */
+  /** Per batch: this process's last slot (fractional ms) and its most recent real starts (ms). */
   private readonly lastSlot = new Map<string, number>();
+  private readonly recentStarts = new Map<string, number[]>();
 
   constructor(private readonly options: DispatcherOptions) {
     this.horizonMs = options.horizonMs ?? 1000;
@@ -272,32 +275,43 @@ export class Dispatcher {
   /**
    * Starts a claimed call at its slot, once the limiter admits the start: timers fire late when
    * the event loop is busy (and late timers fire together, here or in another worker), so the
-   * one-second-window rule is checked again, on the moments calls really start.
+   * one-second-window rule is checked again on the moments calls really start: in the shared
+   * limiter (all workers), and then synchronously in this process right before the dial, in the
+   * clock the provider reads, because the limiter's answer itself arrives a moment later.
    */
   private startAt(callId: string, batch: ActiveBatch, request: DialRequest, at: number, seq: number): void {
+    const rate = batch.max_calls_per_second;
+    const retryIn = (ms: number) =>
+      this.pending.set(callId, { timer: setTimeout(() => void fire(), ms), batchId: batch.id, seq });
+    const localWait = () => {
+      const now = this.options.deps.clock.now().getTime();
+      const history = this.recentStarts.get(batch.id) ?? [];
+      const blocker = history.length >= rate ? history[history.length - rate] : undefined;
+      return blocker !== undefined && now < blocker + LOCAL_WINDOW_MS ? blocker + LOCAL_WINDOW_MS - now : 0;
+    };
     const fire = async () => {
+      const early = localWait();
+      if (early > 0) return retryIn(early);
       let wait = 0;
       try {
-        wait = await this.options.limiter.admit(
-          `batch:${batch.id}`,
-          batch.max_calls_per_second,
-          WINDOW_GUARD_MS,
-          callId,
-        );
+        wait = await this.options.limiter.admit(`batch:${batch.id}`, rate, WINDOW_GUARD_MS, callId);
       } catch (error) {
         this.options.deps.logger.warn({ err: error, callId }, 'rate limiter unavailable; retrying the start');
         wait = 200;
       }
       if (!this.pending.has(callId)) return; // closed meanwhile: the call went back to the queue
-      if (wait > 0) {
-        this.pending.set(callId, { timer: setTimeout(() => void fire(), wait), batchId: batch.id, seq });
-        return;
-      }
+      if (wait > 0) return retryIn(wait);
+      const late = localWait();
+      if (late > 0) return retryIn(late);
+      const now = this.options.deps.clock.now().getTime();
+      const history = this.recentStarts.get(batch.id) ?? [];
+      history.push(now);
+      if (history.length > rate) history.splice(0, history.length - rate);
+      this.recentStarts.set(batch.id, history);
       this.pending.delete(callId);
-      void this.dial(batch, request, this.options.deps.clock.now());
+      void this.dial(batch, request, new Date(now));
     };
-    const delay = Math.max(at - this.options.deps.clock.now().getTime(), 0);
-    this.pending.set(callId, { timer: setTimeout(() => void fire(), delay), batchId: batch.id, seq });
+    retryIn(Math.max(at - this.options.deps.clock.now().getTime(), 0));
   }
 
   private async dial(batch: ActiveBatch, request: DialRequest, startAt: Date): Promise<void> {

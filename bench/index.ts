@@ -1,0 +1,24 @@
+import { benchDispatch } from './dispatch.js';
+import { benchIngest } from './ingest.js';
+
+/**
+ * `npm run bench [scenario...]`: ingest-postgres, ingest-pglite, dispatch-postgres, dispatch-pglite
+ * (all by default). Each scenario prints its measurements beside its baseline, as ratios.
+ */
+const scenarios: Record<string, () => Promise<void>> = {
+  'ingest-postgres': () => benchIngest('postgres'),
+  'ingest-pglite': () => benchIngest('pglite'),
+  'dispatch-postgres': () => benchDispatch('postgres'),
+  'dispatch-pglite': () => benchDispatch('pglite'),
+};
+
+const wanted = process.argv.slice(2);
+for (const name of wanted.length > 0 ? wanted : Object.keys(scenarios)) {
+  const run = scenarios[name];
+  if (!run) {
+    process.stderr.write(`unknown scenario ${name}; choose from ${Object.keys(scenarios).join(', ')}\n`);
+    process.exit(2);
+  }
+  await run();
+}
+process.exit(0);
