@@ -71,6 +71,9 @@ export class BatchIngester {
 
   private async ingest(batchId: string, preparsed?: BatchContactInput[]): Promise<void> {
     const { db, clock } = this.deps;
+    // PGlite runs in this thread and its promises resolve without yielding to I/O: give the event
+    // loop a turn first (so the 202 goes out now) and between chunks (so the API stays responsive).
+    await yieldToEventLoop();
     const batch = await db
       .selectFrom('batches')
       .select(['id', 'user_id', 'status', 'ingested', 'total', 'scheduled_start_at'])
@@ -121,6 +124,7 @@ export class BatchIngester {
         return true;
       });
       if (!proceed) return;
+      await yieldToEventLoop();
     }
     await db.transaction().execute(async (trx) => {
       const now = clock.now();
@@ -137,6 +141,8 @@ export class BatchIngester {
     this.deps.logger.info({ batchId, contacts: contacts.length }, 'batch ingested');
   }
 }
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Chunk {
   batchId: string;
