@@ -47,10 +47,13 @@ ALTER TABLE batch_payloads ALTER COLUMN body SET STORAGE EXTERNAL;
 
 -- One row per distinct contact of a batch: its dial state. `call_id` is the current or last
 -- attempt's call, written in the same transaction that claims the row (the dial intent).
+-- No foreign keys here: rows are only written by ingestion, from the batch it holds locked and the
+-- contacts it upserted in the same transaction, and a per-row key check (which also share-locks
+-- the batch and contact rows) halved the ingestion rate of a 100,000-contact batch.
 CREATE TABLE batch_contacts (
-  batch_id text NOT NULL REFERENCES batches (id) ON DELETE CASCADE,
+  batch_id text NOT NULL,
   seq integer NOT NULL,
-  contact_id text NOT NULL REFERENCES contacts (id),
+  contact_id text NOT NULL,
   phone_number text NOT NULL,
   state text NOT NULL CHECK (state IN ('queued', 'dialing', 'done', 'cancelled')),
   attempts integer NOT NULL DEFAULT 0,
