@@ -274,18 +274,7 @@ export class CallService {
     }
     const row = await this.deps.db
       .selectFrom('calls')
-      .select([
-        'id',
-        'user_id',
-        'agent_id',
-        'contact_id',
-        'batch_id',
-        'status',
-        'phone_number',
-        'error',
-        'duration',
-        'created_at',
-      ])
+      .select(CALL_COLUMNS)
       .where('id', '=', callId)
       .where('user_id', '=', userId)
       .executeTakeFirst();

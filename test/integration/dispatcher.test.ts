@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Account, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
+import { maxInWindow } from '../helpers/rate.js';
 
 interface RecentCall {
   id: string;
@@ -14,18 +15,6 @@ const numbers = (count: number, from = 100) =>
     phoneNumber: `+1415555${String(from + i).padStart(4, '0')}`,
     name: `Contact ${i}`,
   }));
-
-/** Most events inside any half-open window of `windowMs`. */
-function maxInWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  let start = 0;
-  for (let end = 0; end < sorted.length; end++) {
-    while ((sorted[end] ?? 0) - (sorted[start] ?? 0) >= windowMs) start++;
-    best = Math.max(best, end - start + 1);
-  }
-  return best;
-}
 
 describe(`dispatcher on ${STORE}`, () => {
   let t: TestApp | undefined;

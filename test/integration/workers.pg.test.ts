@@ -13,17 +13,7 @@ import {
   type TestStorage,
 } from '../helpers/app.js';
 import { type Child, childEnv, freePort, startCli } from '../helpers/process.js';
-
-function maxInWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  let start = 0;
-  for (let end = 0; end < sorted.length; end++) {
-    while ((sorted[end] ?? 0) - (sorted[start] ?? 0) >= windowMs) start++;
-    best = Math.max(best, end - start + 1);
-  }
-  return best;
-}
+import { maxInWindow } from '../helpers/rate.js';
 
 // Several processes need a shared database: PostgreSQL and Redis only (PGlite belongs to one process).
 {
