@@ -22,7 +22,13 @@ let added = 0;
 for (const [name, platform] of Object.entries(platforms)) {
   const key = `node_modules/@biomejs/${name}`;
   if (lock.packages[key]) continue;
-  lock.packages[key] = { version: biome.version, dev: true, optional: true, license: 'MIT OR Apache-2.0', ...platform };
+  lock.packages[key] = {
+    version: biome.version,
+    dev: true,
+    optional: true,
+    license: 'MIT OR Apache-2.0',
+    ...platform,
+  };
   added++;
 }
 writeFileSync('package-lock.json', `${JSON.stringify(lock, null, 2)}\n`);

@@ -130,7 +130,18 @@ describe(`outdial serve and the CLI, from a first start (${STORE})`, () => {
     // Commands that do not depend on each other run side by side: each process costs seconds to start.
     const [credited, agent, key] = await Promise.all([
       cli('credits', 'add', user.id, '10'),
-      cli('agents', 'create', '--user', user.id, '--name', 'Renewals', '--agent-name', 'Ava', '--language', 'en'),
+      cli(
+        'agents',
+        'create',
+        '--user',
+        user.id,
+        '--name',
+        'Renewals',
+        '--agent-name',
+        'Ava',
+        '--language',
+        'en',
+      ),
       cli('keys', 'create', '--user', user.id, '--name', 'ci'),
     ]);
     expect(credited).toEqual({ availableMinutes: 15 });
@@ -141,7 +152,8 @@ describe(`outdial serve and the CLI, from a first start (${STORE})`, () => {
       isActive: true,
       basicDetails: { agent_name: 'Ava', agentLanguage: 'en' },
     });
-    expect(key).toMatchObject({ userId: user.id, name: 'ci' });
+    expect(key).toMatchObject({ name: 'ci', expiresAt: null });
+    expect(key.id).toMatch(/^key_/);
     expect(typeof key.key).toBe('string');
     const readAgent = () => asKey(key.key, `${base}/api/v1/agent?agentId=${agent.id}`);
 
@@ -188,7 +200,10 @@ describe(`outdial serve and the CLI, from a first start (${STORE})`, () => {
           ...env,
           OUTDIAL_DATA_DIR: emptyDir,
         }),
-        runCli(['--url', base, '--admin-token', 'not-the-admin-token', 'users', 'create', '--name', 'X'], env),
+        runCli(
+          ['--url', base, '--admin-token', 'not-the-admin-token', 'users', 'create', '--name', 'X'],
+          env,
+        ),
         runCli(['--url', `http://127.0.0.1:${nobodyPort}`, 'users', 'create', '--name', 'X'], env),
         runCli(['--url', base, 'users', 'create', '--name', 'X'], { ...env, OUTDIAL_DATA_DIR: emptyDir }),
       ]);

@@ -107,7 +107,10 @@ if (STORE === 'postgres') {
       const storage = await createTestStorage('postgres');
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-migrate-'));
       try {
-        const env = childEnv({ OUTDIAL_DATA_DIR: dataDir, DATABASE_URL: schemaDatabaseUrl(storage.schema ?? '') });
+        const env = childEnv({
+          OUTDIAL_DATA_DIR: dataDir,
+          DATABASE_URL: schemaDatabaseUrl(storage.schema ?? ''),
+        });
         const results = await Promise.all([runCli(['migrate'], env), runCli(['migrate'], env)]);
         for (const result of results) expect(result.code, result.stderr).toBe(0);
         const versions = loadMigrations().map((m) => m.version);
