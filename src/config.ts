@@ -20,6 +20,10 @@ export interface Config {
   simDialsDir: string | undefined;
   webhookAllowPrivate: boolean;
   webhookRetryDelaysMs: number[];
+  /** Milliseconds one delivery attempt may take in all before it counts as failed. */
+  webhookTimeoutMs: number;
+  /** Deliveries in flight at once in one process. */
+  webhookConcurrency: number;
   estimatedMinutesPerCall: number;
   maxConcurrentCalls: number;
   llmUrl: string | undefined;
@@ -136,6 +140,8 @@ export function loadConfig(env: Env = process.env): Config {
       : undefined,
     webhookAllowPrivate: readBool(env, 'OUTDIAL_WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetryDelaysMs: delays,
+    webhookTimeoutMs: readInt(env, 'OUTDIAL_WEBHOOK_TIMEOUT_MS', 30_000, 100, 300_000),
+    webhookConcurrency: readInt(env, 'OUTDIAL_WEBHOOK_CONCURRENCY', 100, 1, 10_000),
     estimatedMinutesPerCall: readNumber(env, 'OUTDIAL_ESTIMATED_MINUTES_PER_CALL', 1, 0),
     maxConcurrentCalls: readInt(env, 'OUTDIAL_MAX_CONCURRENT_CALLS', 200, 1, 100_000),
     llmUrl: readUrl(env, 'OUTDIAL_LLM_URL', ['http:', 'https:']),

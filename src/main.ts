@@ -22,9 +22,12 @@ import { BatchIngester } from './services/ingest.js';
 import { KeyService } from './services/keys.js';
 import { loadSecrets } from './services/secrets.js';
 import { UserService } from './services/users.js';
+import { WebhookService } from './services/webhooks.js';
+import { type LookupFn, webhookDispatcher } from './webhooks/address-guard.js';
 import { Dispatcher } from './workers/dispatcher/index.js';
 import { PollLoop } from './workers/loop.js';
 import { createReconciler } from './workers/reconciler.js';
+import { WebhookSender } from './workers/webhook-sender.js';
 
 export const VERSION: string = (
   JSON.parse(fs.readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as {
@@ -46,6 +49,8 @@ export interface RuntimeOverrides {
   reconcileIdleMs?: number;
   /** Milliseconds between dispatcher passes. */
   dispatchTickMs?: number;
+  /** Resolves webhook host names (tests point a name at an address of their choosing). */
+  webhookResolve?: LookupFn;
 }
 
 export interface Runtime {
@@ -61,8 +66,10 @@ export interface Runtime {
     health: HealthService;
     batches: BatchService;
     batchReads: BatchReads;
+    webhooks: WebhookService;
   };
   ingester: BatchIngester;
+  webhookSender: WebhookSender;
   dispatcher: Dispatcher;
   adminToken: string;
   adminTokenGenerated: boolean;
@@ -144,7 +151,21 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       health: new HealthService({ database, cache, cacheKind, version: VERSION }),
       batches,
       batchReads: new BatchReads(deps),
+      webhooks: new WebhookService(deps),
     };
+    const http = webhookDispatcher({
+      allowPrivate: config.webhookAllowPrivate,
+      ...(overrides.webhookResolve ? { resolve: overrides.webhookResolve } : {}),
+    });
+    opened.unshift(() => http.close());
+    const webhookSender = new WebhookSender({
+      deps,
+      webhooks: services.webhooks,
+      http,
+      concurrency: config.webhookConcurrency,
+      timeoutMs: config.webhookTimeoutMs,
+      userAgent: `outdial-webhooks/${VERSION}`,
+    });
     const app = await buildApp({ services, adminToken: secrets.adminToken, logger, version: VERSION });
     const workers: PollLoop[] = [
       createReconciler(calls, logger, overrides.reconcileIdleMs),
@@ -156,6 +177,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         tick: () => dispatcher.tick(),
       }),
       new PollLoop({ name: 'ingest-recovery', idleMs: 2_000, logger, tick: () => ingester.recover() }),
+      new PollLoop({ name: 'webhooks', idleMs: 200, logger, tick: () => webhookSender.tick() }),
     ];
     let started = false;
 
@@ -166,6 +188,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       app,
       services,
       ingester,
+      webhookSender,
       dispatcher,
       adminToken: secrets.adminToken,
       adminTokenGenerated: secrets.adminTokenGenerated,
@@ -194,6 +217,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         await Promise.all(workers.map((worker) => worker.stop()));
         await dispatcher.close();
         await ingester.idle();
+        await webhookSender.close();
         for (const close of opened) await close();
       },
     };

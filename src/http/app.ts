@@ -17,6 +17,7 @@ import type { CallService } from '../services/calls.js';
 import type { HealthService } from '../services/health.js';
 import type { KeyService } from '../services/keys.js';
 import type { UserService } from '../services/users.js';
+import type { WebhookService } from '../services/webhooks.js';
 import { registerAdminAuth, registerApiAuth } from './auth.js';
 import { handleError } from './errors.js';
 import { registerAdminAgents } from './routes/admin/agents.js';
@@ -35,6 +36,7 @@ import { registerHealthGet } from './routes/v1/health.get.js';
 import { registerOpenApi } from './routes/v1/openapi.get.js';
 import { registerStatusBatch } from './routes/v1/status.batch.get.js';
 import { registerStatusCall } from './routes/v1/status.call.get.js';
+import { registerWebhookDeliveries } from './routes/v1/webhooks.deliveries.js';
 import { ErrorBody } from './schemas/common.js';
 
 export interface AppServices {
@@ -45,6 +47,7 @@ export interface AppServices {
   health: HealthService;
   batches: BatchService;
   batchReads: BatchReads;
+  webhooks: WebhookService;
 }
 
 export interface BuildAppOptions {
@@ -135,6 +138,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     registerStatusBatch(scoped, options.services);
     registerBatchList(scoped, options.services);
     registerBatchCancel(scoped, options.services);
+    registerWebhookDeliveries(scoped, options.services);
     // Its own scope: batch creation replaces the JSON parser to keep the body text.
     await scoped.register(async (batchScope) => {
       registerBatchCreate(batchScope as unknown as App, options.services);

@@ -12,6 +12,7 @@ import { type BatchContactInput, distinctContacts } from '../domain/contacts.js'
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { Deps } from './deps.js';
+import { assertWebhookUrls, queueWebhook } from './webhooks.js';
 
 export interface BatchOptionsInput {
   priority?: number;
@@ -73,6 +74,15 @@ export class BatchService {
         fieldErrors: { 'options.timezone': ['must be an IANA time zone such as UTC or America/New_York'] },
       });
     }
+    const hooks = options.webhooks ?? {};
+    assertWebhookUrls(
+      {
+        'options.webhooks.onBatchComplete': hooks.onBatchComplete,
+        'options.webhooks.onCallComplete': hooks.onCallComplete,
+        'options.webhooks.onBatchFailed': hooks.onBatchFailed,
+      },
+      config.webhookAllowPrivate,
+    );
     const now = clock.now();
     let scheduledStart: Date | null = null;
     if (options.scheduledStartTime !== undefined) {
@@ -219,8 +229,26 @@ export class BatchService {
         .set({ status: 'failed', error_code: code, error, completed_at: now, updated_at: now })
         .where('id', '=', batchId)
         .where('status', 'in', ['scheduled', 'pending', 'processing'])
+        .returning(['user_id', 'agent_id', 'webhooks'])
         .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) === 0) return false;
+      if (!updated) return false;
+      const url = updated.webhooks?.onBatchFailed;
+      if (url) {
+        await queueWebhook(trx, {
+          userId: updated.user_id,
+          url,
+          payload: {
+            event: 'batch.failed',
+            batchId,
+            agentId: updated.agent_id,
+            error,
+            code,
+            timestamp: now.toISOString(),
+          },
+          batchId,
+          now,
+        });
+      }
       const removed = await trx
         .updateTable('batch_contacts')
         .set({ state: 'cancelled', lease_until: null })

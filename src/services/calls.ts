@@ -6,8 +6,10 @@ import { type CallStatus, isSuccess, minutesToCharge, type TranscriptEntry } fro
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { E164_MESSAGE, normalizeE164 } from '../domain/phone.js';
+import type { BatchCompletedPayload, CallCompletedPayload } from '../domain/webhooks.js';
 import type { CallEndedEvent, DialRequest, LiveCallEntry, LiveCallStatus, Recording } from '../ports.js';
 import type { Deps } from './deps.js';
+import { assertWebhookUrls, queueWebhook } from './webhooks.js';
 
 export interface CallerDetails {
   name?: string;
@@ -75,6 +77,7 @@ export class CallService {
    */
   async dial(userId: string, input: DialInput): Promise<DialResult> {
     const { db } = this.deps;
+    assertWebhookUrls({ statusCallBackUrl: input.statusCallBackUrl }, this.deps.config.webhookAllowPrivate);
     const agent = await db
       .selectFrom('agents')
       .selectAll()
@@ -220,6 +223,13 @@ export class CallService {
               'max_attempts',
               'no_answer_delay_ms',
               'busy_delay_ms',
+              'user_id',
+              'agent_id',
+              'webhooks',
+              'succeeded',
+              'failed',
+              'created_at',
+              'started_at',
             ])
             .where('id', '=', owner.batch_id)
             .forUpdate()
@@ -240,7 +250,7 @@ export class CallService {
         })
         .where('id', '=', event.callId)
         .where('status', '=', 'ONGOING')
-        .returning(CALL_COLUMNS)
+        .returning([...CALL_COLUMNS, 'status_callback_url'])
         .executeTakeFirst();
       if (!row) return undefined;
       if (charge > 0) {
@@ -250,13 +260,73 @@ export class CallService {
           .where('id', '=', row.user_id)
           .execute();
       }
-      if (batch && owner.batch_seq !== null)
-        await advanceBatchContact(trx, batch, owner.batch_seq, event, now);
+      const completed =
+        batch && owner.batch_seq !== null
+          ? await advanceBatchContact(trx, batch, owner.batch_seq, event, now)
+          : false;
+      const callUrl = batch ? batch.webhooks?.onCallComplete : row.status_callback_url;
+      if (callUrl) {
+        await queueWebhook(trx, {
+          userId: row.user_id,
+          url: callUrl,
+          payload: await this.callCompletedPayload(trx, row, event),
+          batchId: row.batch_id,
+          callId: row.id,
+          now,
+        });
+      }
+      const batchUrl = batch?.webhooks?.onBatchComplete;
+      if (batch && completed && batchUrl) {
+        await queueWebhook(trx, {
+          userId: batch.user_id,
+          url: batchUrl,
+          payload: batchCompletedPayload(batch, isSuccess(event.status), now),
+          batchId: batch.id,
+          now,
+        });
+      }
       return row;
     });
     if (!updated) return false;
     await this.putLive(this.liveFromRow(updated));
     return true;
+  }
+
+  /** The onCallComplete (and statusCallBackUrl) payload of a call that has just ended. */
+  private async callCompletedPayload(
+    trx: Db,
+    row: CallRow,
+    event: CallEndedEvent,
+  ): Promise<CallCompletedPayload> {
+    const extra = await trx
+      .selectFrom('contacts')
+      .select((eb) => [
+        'contacts.name',
+        eb.selectFrom('agents').select('metric_config').where('id', '=', row.agent_id).as('metric_config'),
+      ])
+      .where('contacts.id', '=', row.contact_id)
+      .executeTakeFirst();
+    return {
+      event: 'call.completed',
+      success: isSuccess(row.status),
+      call: {
+        id: row.id,
+        contactId: row.contact_id,
+        agentId: row.agent_id,
+        batchId: row.batch_id,
+        status: row.status,
+        startTime: row.created_at.toISOString(),
+        endTime: event.endedAt.toISOString(),
+        duration: row.duration,
+        phoneNumber: row.phone_number,
+        contactName: extra?.name ?? 'Unknown',
+        transcription: event.transcription,
+        recordingUrl: this.recordingUrl(row.id, row.status, row.duration),
+        summary: null,
+        metricJson: null,
+      },
+      metricSchema: extra?.metric_config ?? null,
+    };
   }
 
   /** Publishes a call's live entry (the dispatcher does, when a batch call starts). */
@@ -542,6 +612,43 @@ interface LockedBatch {
   max_attempts: number;
   no_answer_delay_ms: number;
   busy_delay_ms: number;
+  user_id: string;
+  agent_id: string;
+  webhooks: Record<string, string> | null;
+  succeeded: number;
+  failed: number;
+  created_at: Date;
+  started_at: Date | null;
+}
+
+/** The onBatchComplete payload of a batch whose last contact has just finished (with `lastSucceeded`). */
+function batchCompletedPayload(batch: LockedBatch, lastSucceeded: boolean, now: Date): BatchCompletedPayload {
+  const processed = batch.processed + 1;
+  const succeeded = batch.succeeded + (lastSucceeded ? 1 : 0);
+  const failed = batch.failed + (lastSucceeded ? 0 : 1);
+  return {
+    event: 'batch.completed',
+    batchId: batch.id,
+    agentId: batch.agent_id,
+    userId: batch.user_id,
+    statistics: {
+      total: batch.total,
+      processed,
+      succeeded,
+      failed,
+      percentComplete: batch.total > 0 ? round2((processed / batch.total) * 100) : 100,
+      successRate: processed > 0 ? round2((succeeded / processed) * 100) : 0,
+    },
+    timestamps: {
+      createdAt: batch.created_at.toISOString(),
+      startedAt: batch.started_at?.toISOString() ?? null,
+      completedAt: now.toISOString(),
+    },
+  };
+}
+
+function round2(value: number): number {
+  return Math.round(value * 100) / 100;
 }
 
 /**
@@ -554,14 +661,14 @@ async function advanceBatchContact(
   seq: number,
   event: CallEndedEvent,
   now: Date,
-): Promise<void> {
+): Promise<boolean> {
   const contact = await trx
     .selectFrom('batch_contacts')
     .select(['state', 'attempts', 'call_id'])
     .where('batch_id', '=', batch.id)
     .where('seq', '=', seq)
     .executeTakeFirst();
-  if (contact?.state !== 'dialing' || contact.call_id !== event.callId) return;
+  if (contact?.state !== 'dialing' || contact.call_id !== event.callId) return false;
   const active = batch.status === 'processing' || batch.status === 'pending' || batch.status === 'scheduled';
   const step = active
     ? nextStep(event.status, contact.attempts, {
@@ -582,7 +689,7 @@ async function advanceBatchContact(
       .where('batch_id', '=', batch.id)
       .where('seq', '=', seq)
       .execute();
-    return;
+    return false;
   }
   await trx
     .updateTable('batch_contacts')
@@ -603,6 +710,7 @@ async function advanceBatchContact(
     })
     .where('id', '=', batch.id)
     .execute();
+  return completes;
 }
 
 function agentForDial(agent: {

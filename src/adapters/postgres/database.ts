@@ -136,6 +136,26 @@ export interface BatchContactsTable {
   outcome: string | null;
 }
 
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  user_id: string;
+  event: string;
+  url: string;
+  body: string;
+  batch_id: string | null;
+  call_id: string | null;
+  status: WebhookDeliveryStatus;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  delivered_at: NullableTimestamp;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -151,6 +171,7 @@ export interface Database {
   batches: BatchesTable;
   batch_payloads: BatchPayloadsTable;
   batch_contacts: BatchContactsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   schema_migrations: SchemaMigrationsTable;
 }
 

@@ -1,0 +1,233 @@
+import type { Db, WebhookDeliveryStatus } from '../adapters/postgres/database.js';
+import { AppError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { WebhookEvent, WebhookPayload } from '../domain/webhooks.js';
+import { checkWebhookUrl } from '../webhooks/address-guard.js';
+import type { Deps } from './deps.js';
+import { WEBHOOK_SECRET_OVERLAP_MS } from './users.js';
+
+export interface QueuedWebhook {
+  userId: string;
+  url: string;
+  payload: WebhookPayload;
+  batchId?: string | null;
+  callId?: string | null;
+  now: Date;
+}
+
+/**
+ * Writes one delivery to the outbox. Call it inside the transaction that makes the change the
+ * event reports: both commit together or neither does.
+ */
+export async function queueWebhook(trx: Db, webhook: QueuedWebhook): Promise<string> {
+  const id = newId('dlv', webhook.now.getTime());
+  await trx
+    .insertInto('webhook_deliveries')
+    .values({
+      id,
+      user_id: webhook.userId,
+      event: webhook.payload.event,
+      url: webhook.url,
+      body: JSON.stringify(webhook.payload),
+      batch_id: webhook.batchId ?? null,
+      call_id: webhook.callId ?? null,
+      status: 'pending',
+      next_attempt_at: webhook.now,
+      created_at: webhook.now,
+      updated_at: webhook.now,
+    })
+    .execute();
+  return id;
+}
+
+/**
+ * Refuses, at request time, webhook URLs that can never be delivered to (a scheme other than http
+ * or https, credentials, a loopback or private address literal, a name such as localhost), with
+ * one field error per URL. Names are checked again, on the address connected to, at each attempt.
+ */
+export function assertWebhookUrls(urls: Record<string, string | undefined>, allowPrivate: boolean): void {
+  const fieldErrors: Record<string, string[]> = {};
+  for (const [field, url] of Object.entries(urls)) {
+    if (url === undefined) continue;
+    const checked = checkWebhookUrl(url, { allowPrivate });
+    if (!checked.ok) fieldErrors[field] = [checked.reason];
+  }
+  const fields = Object.keys(fieldErrors);
+  if (fields.length > 0) {
+    const first = fields[0] as string;
+    throw new AppError('INVALID_REQUEST', `${first}: ${fieldErrors[first]?.[0]}`, { fieldErrors });
+  }
+}
+
+/** One row of the delivery log, as `GET /api/v1/webhooks/deliveries` shows it. */
+export interface DeliveryView {
+  id: string;
+  event: WebhookEvent;
+  url: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  batchId: string | null;
+  callId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  deliveredAt: string | null;
+  nextAttemptAt: string | null;
+}
+
+export interface DeliveryFilters {
+  batchId?: string;
+  callId?: string;
+  status?: WebhookDeliveryStatus;
+  cursor?: string;
+  limit: number;
+}
+
+const VIEW_COLUMNS = [
+  'id',
+  'event',
+  'url',
+  'status',
+  'attempts',
+  'last_status',
+  'last_error',
+  'batch_id',
+  'call_id',
+  'created_at',
+  'updated_at',
+  'delivered_at',
+  'next_attempt_at',
+] as const;
+
+export class WebhookService {
+  constructor(private readonly deps: Deps) {}
+
+  /** The user's deliveries, newest first, with optional filters and a cursor (a delivery id). */
+  async list(
+    userId: string,
+    filters: DeliveryFilters,
+  ): Promise<{ items: DeliveryView[]; nextCursor: string | null }> {
+    let query = this.deps.db
+      .selectFrom('webhook_deliveries')
+      .select(VIEW_COLUMNS)
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filters.limit + 1);
+    if (filters.batchId) query = query.where('batch_id', '=', filters.batchId);
+    if (filters.callId) query = query.where('call_id', '=', filters.callId);
+    if (filters.status) query = query.where('status', '=', filters.status);
+    if (filters.cursor) {
+      const anchor = await this.deps.db
+        .selectFrom('webhook_deliveries')
+        .select(['id', 'created_at'])
+        .where('id', '=', filters.cursor)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      if (!anchor) {
+        throw new AppError('INVALID_REQUEST', 'cursor does not name one of your deliveries', {
+          fieldErrors: { cursor: ['is not a delivery id from a previous page'] },
+        });
+      }
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '<', anchor.created_at),
+          eb.and([eb('created_at', '=', anchor.created_at), eb('id', '<', anchor.id)]),
+        ]),
+      );
+    }
+    const rows = await query.execute();
+    const page = rows.slice(0, filters.limit);
+    const last = page.at(-1);
+    return {
+      items: page.map(toView),
+      nextCursor: rows.length > filters.limit && last ? last.id : null,
+    };
+  }
+
+  /**
+   * Manual replay: the delivery is queued again now with a fresh retry schedule and the same
+   * `webhook-id`, so a receiver that already has it can recognise the repeat.
+   */
+  async retry(userId: string, deliveryId: string): Promise<DeliveryView> {
+    const now = this.deps.clock.now();
+    const row = await this.deps.db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now })
+      .where('id', '=', deliveryId)
+      .where('user_id', '=', userId)
+      .where('status', '<>', 'pending')
+      .returning(VIEW_COLUMNS)
+      .executeTakeFirst();
+    if (row) return toView(row);
+    const existing = await this.deps.db
+      .selectFrom('webhook_deliveries')
+      .select('status')
+      .where('id', '=', deliveryId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (!existing) throw new AppError('NOT_FOUND');
+    throw new AppError('CONFLICT', `Delivery ${deliveryId} is already queued`);
+  }
+
+  /**
+   * The secrets that sign a user's deliveries now: the current one, and the previous one while a
+   * rotation's overlap lasts.
+   */
+  async signingSecrets(userIds: string[]): Promise<Map<string, string[]>> {
+    const result = new Map<string, string[]>();
+    if (userIds.length === 0) return result;
+    const now = this.deps.clock.now().getTime();
+    const rows = await this.deps.db
+      .selectFrom('users')
+      .select(['id', 'webhook_secret', 'previous_webhook_secret', 'webhook_secret_rotated_at'])
+      .where('id', 'in', userIds)
+      .execute();
+    for (const row of rows) {
+      const overlapping =
+        row.previous_webhook_secret !== null &&
+        row.webhook_secret_rotated_at !== null &&
+        now - row.webhook_secret_rotated_at.getTime() < WEBHOOK_SECRET_OVERLAP_MS;
+      result.set(
+        row.id,
+        overlapping && row.previous_webhook_secret
+          ? [row.webhook_secret, row.previous_webhook_secret]
+          : [row.webhook_secret],
+      );
+    }
+    return result;
+  }
+}
+
+function toView(row: {
+  id: string;
+  event: string;
+  url: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  batch_id: string | null;
+  call_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  delivered_at: Date | null;
+  next_attempt_at: Date;
+}): DeliveryView {
+  return {
+    id: row.id,
+    event: row.event as WebhookEvent,
+    url: row.url,
+    status: row.status,
+    attempts: row.attempts,
+    lastStatus: row.last_status,
+    lastError: row.last_error,
+    batchId: row.batch_id,
+    callId: row.call_id,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    deliveredAt: row.delivered_at?.toISOString() ?? null,
+    nextAttemptAt: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
+  };
+}

@@ -1,0 +1,204 @@
+import { sql } from 'kysely';
+import { type Dispatcher, request } from 'undici';
+import { type AttemptResult, afterAttempt, signatureHeaders } from '../domain/webhooks.js';
+import type { Deps } from '../services/deps.js';
+import type { WebhookService } from '../services/webhooks.js';
+import { assertDeliverableHost } from '../webhooks/address-guard.js';
+
+export interface WebhookSenderOptions {
+  deps: Deps;
+  webhooks: WebhookService;
+  /** The HTTP client: an undici Agent whose connect step refuses forbidden addresses. */
+  http: Dispatcher;
+  /** Deliveries in flight at once in this process. */
+  concurrency: number;
+  /** Milliseconds an attempt may take in all (connect, headers, body). */
+  timeoutMs: number;
+  userAgent: string;
+}
+
+interface Claimed {
+  id: string;
+  user_id: string;
+  url: string;
+  body: string;
+  attempts: number;
+}
+
+/** A claim lasts the attempt's timeout plus this, then a row whose worker died falls due again. */
+const LEASE_MARGIN_MS = 5_000;
+
+/** How much of a receiver's answer is read (and kept, in part, as the error) before it is dropped. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * Sends queued webhooks. Each pass claims due rows with FOR UPDATE SKIP LOCKED and moves their due
+ * time past the attempt's timeout: that is the lease, so any number of workers share the outbox and
+ * a worker that dies mid-send leaves rows that fall due again. The result of each attempt is
+ * written only if the row is still at the attempt it claimed.
+ */
+export class WebhookSender {
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly closing = new AbortController();
+
+  constructor(private readonly options: WebhookSenderOptions) {}
+
+  /** One pass: waits for a free slot when all are busy, then claims and starts what is due. */
+  async tick(): Promise<number> {
+    const { concurrency } = this.options;
+    if (this.inFlight.size >= concurrency) await Promise.race(this.inFlight);
+    const free = concurrency - this.inFlight.size;
+    if (free <= 0) return 0;
+    const claimed = await this.claim(free);
+    if (claimed.length === 0) return 0;
+    const secrets = await this.options.webhooks.signingSecrets([
+      ...new Set(claimed.map((row) => row.user_id)),
+    ]);
+    for (const row of claimed) {
+      const work = this.deliver(row, secrets.get(row.user_id) ?? []).catch((error: unknown) =>
+        this.options.deps.logger.error(
+          { err: error, deliveryId: row.id },
+          'could not record a webhook attempt',
+        ),
+      );
+      this.inFlight.add(work);
+      void work.finally(() => this.inFlight.delete(work));
+    }
+    return claimed.length;
+  }
+
+  /**
+   * Shutdown: lets the attempts in flight finish for up to `graceMs`, then aborts the rest. An
+   * aborted attempt is recorded as failed and retried on schedule (at least once, never lost).
+   */
+  async close(graceMs = 5_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([Promise.all([...this.inFlight]), grace]);
+    clearTimeout(timer);
+    this.closing.abort(new Error('the process is stopping'));
+    await Promise.all([...this.inFlight]);
+  }
+
+  private async claim(limit: number): Promise<Claimed[]> {
+    const { db, clock } = this.options.deps;
+    const now = clock.now();
+    const leaseUntil = new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS);
+    const result = await sql<Claimed>`
+      update webhook_deliveries d
+      set attempts = d.attempts + 1, next_attempt_at = ${leaseUntil}, updated_at = ${now}
+      from (
+        select id from webhook_deliveries
+        where status = 'pending' and next_attempt_at <= ${now}
+        order by next_attempt_at
+        limit ${limit}
+        for update skip locked
+      ) due
+      where d.id = due.id
+      returning d.id, d.user_id, d.url, d.body, d.attempts`.execute(db);
+    return result.rows;
+  }
+
+  private async deliver(row: Claimed, secrets: string[]): Promise<void> {
+    const { deps, timeoutMs } = this.options;
+    const result = secrets.length === 0 ? noSecret() : await this.attempt(row, secrets);
+    const step = afterAttempt(result, row.attempts, deps.config.webhookRetryDelaysMs);
+    const now = deps.clock.now();
+    const lastStatus = result.kind === 'error' ? null : result.status;
+    const lastError =
+      result.kind === 'error'
+        ? result.error
+        : result.kind === 'rejected'
+          ? `the receiver answered ${result.status}`
+          : null;
+    await deps.db
+      .updateTable('webhook_deliveries')
+      .set({
+        status: step.state === 'retry' ? 'pending' : step.state,
+        next_attempt_at: step.state === 'retry' ? new Date(now.getTime() + step.delayMs) : now,
+        last_status: lastStatus,
+        last_error:
+          step.state === 'failed' && lastError !== step.reason
+            ? joinReasons(lastError, step.reason)
+            : lastError,
+        delivered_at: step.state === 'succeeded' ? now : null,
+        updated_at: now,
+      })
+      .where('id', '=', row.id)
+      .where('attempts', '=', row.attempts)
+      .where('status', '=', 'pending')
+      .execute();
+    if (step.state === 'failed') {
+      deps.logger.warn(
+        { deliveryId: row.id, attempts: row.attempts, reason: step.reason, timeoutMs },
+        'webhook delivery failed and was dropped',
+      );
+    }
+  }
+
+  private async attempt(row: Claimed, secrets: string[]): Promise<AttemptResult> {
+    const { deps, timeoutMs, http, userAgent } = this.options;
+    let url: URL;
+    try {
+      url = new URL(row.url);
+      assertDeliverableHost(url, deps.config.webhookAllowPrivate);
+    } catch (error) {
+      return { kind: 'error', error: describe(error), retryable: false };
+    }
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': userAgent,
+      ...signatureHeaders({
+        id: row.id,
+        timestamp: Math.floor(deps.clock.now().getTime() / 1000),
+        body: row.body,
+        secrets,
+      }),
+    };
+    try {
+      const answer = await request(url, {
+        method: 'POST',
+        body: row.body,
+        headers,
+        dispatcher: http,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.closing.signal]),
+      });
+      await answer.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined);
+      if (answer.statusCode >= 200 && answer.statusCode < 300) {
+        return { kind: 'delivered', status: answer.statusCode };
+      }
+      return { kind: 'rejected', status: answer.statusCode };
+    } catch (error) {
+      const forbidden = (error as { code?: unknown }).code === 'EWEBHOOKFORBIDDEN';
+      return { kind: 'error', error: describe(error), retryable: !forbidden };
+    }
+  }
+}
+
+function noSecret(): AttemptResult {
+  return { kind: 'error', error: 'the user has no webhook secret', retryable: false };
+}
+
+function joinReasons(first: string | null, second: string): string {
+  return first ? `${first}; ${second}` : second;
+}
+
+/** A short readable cause, unwrapping undici's nested `cause`. */
+function describe(error: unknown): string {
+  let current: unknown = error;
+  for (let depth = 0; depth < 3; depth++) {
+    const cause = (current as { cause?: unknown })?.cause;
+    if ((current as { code?: unknown })?.code === 'EWEBHOOKFORBIDDEN' || !cause) break;
+    current = cause;
+  }
+  if (current instanceof Error) {
+    if (current.name === 'TimeoutError' || current.name === 'AbortError')
+      return 'the receiver did not answer in time';
+    return current.message;
+  }
+  return String(current);
+}
