@@ -1,8 +1,10 @@
 import { benchDispatch } from './dispatch.js';
 import { benchIngest } from './ingest.js';
+import { benchWebhooks } from './webhooks.js';
 
 /**
- * `npm run bench [scenario...]`: ingest-postgres, ingest-pglite, dispatch-postgres, dispatch-pglite
+ * `npm run bench [scenario...]`: ingest-postgres, ingest-pglite, dispatch-postgres, dispatch-pglite,
+ * webhooks-postgres, webhooks-pglite
  * (all by default). Each scenario prints its measurements beside its baseline, as ratios.
  */
 const scenarios: Record<string, () => Promise<void>> = {
@@ -10,6 +12,8 @@ const scenarios: Record<string, () => Promise<void>> = {
   'ingest-pglite': () => benchIngest('pglite'),
   'dispatch-postgres': () => benchDispatch('postgres'),
   'dispatch-pglite': () => benchDispatch('pglite'),
+  'webhooks-postgres': () => benchWebhooks('postgres'),
+  'webhooks-pglite': () => benchWebhooks('pglite'),
 };
 
 const wanted = process.argv.slice(2);

@@ -25,6 +25,17 @@ interface Claimed {
   attempts: number;
 }
 
+/** What an attempt leaves on its row. */
+interface Outcome {
+  id: string;
+  attempts: number;
+  status: 'pending' | 'succeeded' | 'failed';
+  nextAttemptAt: Date;
+  lastStatus: number | null;
+  lastError: string | null;
+  deliveredAt: Date | null;
+}
+
 /** A claim lasts the attempt's timeout plus this, then a row whose worker died falls due again. */
 const LEASE_MARGIN_MS = 5_000;
 
@@ -40,6 +51,12 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 export class WebhookSender {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly closing = new AbortController();
+  private readonly outcomes: Array<{
+    outcome: Outcome;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  }> = [];
+  private writing = false;
 
   constructor(private readonly options: WebhookSenderOptions) {}
 
@@ -113,29 +130,81 @@ export class WebhookSender {
         : result.kind === 'rejected'
           ? `the receiver answered ${result.status}`
           : null;
-    await deps.db
-      .updateTable('webhook_deliveries')
-      .set({
-        status: step.state === 'retry' ? 'pending' : step.state,
-        next_attempt_at: step.state === 'retry' ? new Date(now.getTime() + step.delayMs) : now,
-        last_status: lastStatus,
-        last_error:
-          step.state === 'failed' && lastError !== step.reason
-            ? joinReasons(lastError, step.reason)
-            : lastError,
-        delivered_at: step.state === 'succeeded' ? now : null,
-        updated_at: now,
-      })
-      .where('id', '=', row.id)
-      .where('attempts', '=', row.attempts)
-      .where('status', '=', 'pending')
-      .execute();
+    await this.record({
+      id: row.id,
+      attempts: row.attempts,
+      status: step.state === 'retry' ? 'pending' : step.state,
+      nextAttemptAt: step.state === 'retry' ? new Date(now.getTime() + step.delayMs) : now,
+      lastStatus,
+      lastError:
+        step.state === 'failed' && lastError !== step.reason
+          ? joinReasons(lastError, step.reason)
+          : lastError,
+      deliveredAt: step.state === 'succeeded' ? now : null,
+    });
     if (step.state === 'failed') {
       deps.logger.warn(
         { deliveryId: row.id, attempts: row.attempts, reason: step.reason, timeoutMs },
         'webhook delivery failed and was dropped',
       );
     }
+  }
+
+  /**
+   * Queues an attempt's result for the next write. Results that finish together are written in one
+   * statement (one round trip for many deliveries, which is what PGlite in particular needs); the
+   * promise settles once this result is written.
+   */
+  private record(outcome: Outcome): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.outcomes.push({ outcome, resolve, reject });
+      if (!this.writing) void this.writeOutcomes();
+    });
+  }
+
+  private async writeOutcomes(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.outcomes.length > 0) {
+        // One turn of the event loop lets the results that finish at the same moment join in.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        const entries = this.outcomes.splice(0, 500);
+        try {
+          await this.writeBatch(entries.map((entry) => entry.outcome));
+          for (const entry of entries) entry.resolve();
+        } catch (error) {
+          for (const entry of entries) entry.reject(error);
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /** Writes results; a row only changes if it is still at the attempt this worker claimed. */
+  private async writeBatch(outcomes: Outcome[]): Promise<void> {
+    const now = this.options.deps.clock.now();
+    const iso = (date: Date | null) => date?.toISOString() ?? null;
+    await sql`
+      update webhook_deliveries d set
+        status = x.status,
+        next_attempt_at = x.next_at::timestamptz,
+        last_status = x.last_status::int,
+        last_error = x.last_error,
+        delivered_at = x.delivered_at::timestamptz,
+        updated_at = ${now}
+      from unnest(
+        ${outcomes.map((o) => o.id)}::text[],
+        ${outcomes.map((o) => String(o.attempts))}::text[],
+        ${outcomes.map((o) => o.status)}::text[],
+        ${outcomes.map((o) => o.nextAttemptAt.toISOString())}::text[],
+        ${outcomes.map((o) => (o.lastStatus === null ? null : String(o.lastStatus)))}::text[],
+        ${outcomes.map((o) => o.lastError)}::text[],
+        ${outcomes.map((o) => iso(o.deliveredAt))}::text[]
+      ) as x(id, attempts, status, next_at, last_status, last_error, delivered_at)
+      where d.id = x.id and d.attempts = x.attempts::int and d.status = 'pending'`.execute(
+      this.options.deps.db,
+    );
   }
 
   private async attempt(row: Claimed, secrets: string[]): Promise<AttemptResult> {
