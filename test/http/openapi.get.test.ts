@@ -33,6 +33,8 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/status/batch',
       '/api/v1/batch/list',
       '/api/v1/batch/cancel',
+      '/api/v1/webhooks/deliveries',
+      '/api/v1/webhooks/deliveries/{deliveryId}/retry',
       '/admin/v1/users',
       '/admin/v1/keys',
       '/admin/v1/agents',
