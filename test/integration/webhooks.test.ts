@@ -239,15 +239,17 @@ describe('webhooks', () => {
     expect(nth(attempts, 1).at - nth(attempts, 0).at).toBeGreaterThanOrEqual(700);
   });
 
-  it('does not follow redirects', async () => {
-    receiver.respond = (request) =>
-      request.path === '/moved'
-        ? { status: 302, headers: { location: receiver.url('/target') } }
-        : { status: 200 };
+  it('does not follow redirects, not even to a cloud metadata address', async () => {
+    receiver.respond = () => ({
+      status: 302,
+      headers: { location: 'http://169.254.169.254/latest/meta-data/' },
+    });
     const { callId } = await dial(alice, '+14155550161', receiver.url('/moved'));
     const delivery = firstOf(await settled(alice, `?callId=${callId}`, 1));
+    // Following the redirect would end in a connect error or a timeout; each attempt saw the 302.
     expect(delivery).toMatchObject({ status: 'failed', attempts: 4, lastStatus: 302 });
-    expect(receiver.on('/target')).toHaveLength(0);
+    expect(delivery.lastError).toBe('the receiver answered 302; gave up after 4 attempts');
+    expect(receiver.on('/moved')).toHaveLength(4);
   });
 
   it('sends onBatchFailed with INSUFFICIENT_CREDITS when the minutes run out mid-run', async () => {
