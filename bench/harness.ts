@@ -1,6 +1,9 @@
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import pino from 'pino';
 import { MemoryLiveCache } from '../src/adapters/memory/live-cache.js';
 import { openDatabase } from '../src/adapters/postgres/database.js';
@@ -106,4 +109,105 @@ export function report(title: string, rows: Array<[string, string]>): void {
   process.stdout.write(`\n${title}\n`);
   const width = Math.max(...rows.map(([k]) => k.length));
   for (const [k, v] of rows) process.stdout.write(`  ${k.padEnd(width)}  ${v}\n`);
+}
+
+export interface ServerProcess {
+  base: string;
+  key: string;
+  userId: string;
+  agentId: string;
+  /** Peak resident memory of the server process so far (VmHWM), in bytes. */
+  peakRss(): number;
+  /** Current resident memory of the server process (VmRSS), in bytes. */
+  rss(): number;
+  close(): Promise<void>;
+}
+
+function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  return kb * 1024;
+}
+
+/**
+ * `outdial serve` as its own process, as a user runs it, so that its memory is measured apart from
+ * the benchmark's (which holds the request body it sends). On PGlite the data dir is initialised
+ * first by `outdial migrate`: initdb happens once in a server's life, not at every start.
+ */
+export async function startServerProcess(
+  store: 'postgres' | 'pglite',
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-bench-'));
+  const schema = store === 'postgres' ? `bench_${Date.now().toString(36)}` : null;
+  const admin = schema ? await openDatabase({ databaseUrl: DATABASE_URL, pgliteDir: '' }) : null;
+  if (admin && schema) await sql`create schema ${sql.id(schema)}`.execute(admin.db);
+  const childEnv: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    OUTDIAL_DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: String(await freePort()),
+    ...(schema
+      ? {
+          DATABASE_URL: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+          REDIS_URL: `${REDIS_URL}/3`,
+        }
+      : {}),
+    ...env,
+  };
+  // The built CLI, as a deployment runs it (`npm run bench` builds it first); the sources otherwise.
+  const cli = fs.existsSync('dist/cli/index.js')
+    ? ['dist/cli/index.js']
+    : ['--import', 'tsx', 'src/cli/index.ts'];
+  if (!schema)
+    execFileSync(process.execPath, [...cli, 'migrate'], {
+      env: childEnv,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  const child = spawn(process.execPath, [...cli, 'serve'], {
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const deadline = Date.now() + 60_000;
+  while (!/API key:\s+\S+\n/.test(out)) {
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`outdial serve did not start:\n${out}`);
+    await sleep(50);
+  }
+  const pick = (pattern: RegExp) => pattern.exec(out)?.[1] ?? '';
+  const pid = child.pid ?? 0;
+  return {
+    base: `http://127.0.0.1:${childEnv.PORT}`,
+    key: pick(/API key:\s+(\S+)/),
+    userId: pick(/user:\s+(usr_\S+)/),
+    agentId: pick(/agent:\s+(agt_\S+)/),
+    peakRss: () => procStatus(pid, 'VmHWM'),
+    rss: () => procStatus(pid, 'VmRSS'),
+    async close() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      if (admin && schema) {
+        await sql`drop schema ${sql.id(schema)} cascade`.execute(admin.db);
+        await admin.close();
+      }
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
 }

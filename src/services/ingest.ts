@@ -6,9 +6,9 @@ import { INGEST_CHUNK, INGEST_LEASE_MS } from './batches.js';
 import type { Deps } from './deps.js';
 
 /**
- * Writes a batch's contacts in chunks, each chunk in one transaction together with the batch's
- * `ingested` counter, so a crash loses at most the chunk in progress and a restart resumes at the
- * counter. Every write is idempotent (contacts are upserted, batch rows are inserted with ON
+ * Writes a batch's contacts in chunks, each chunk's dial rows in one transaction together with the
+ * batch's `ingested` counter, so a crash loses at most the chunk in progress and a restart resumes
+ * at the counter. Every write is idempotent (contacts are upserted, batch rows are inserted with ON
  * CONFLICT DO NOTHING), so two processes that both ingest one batch still write each row once.
  */
 export class BatchIngester {
@@ -93,8 +93,20 @@ export class BatchIngester {
       ).distinct;
     }
     const startAt = batch.scheduled_start_at ?? null;
-    for (let from = batch.ingested; from < contacts.length; from += INGEST_CHUNK) {
+    // Two stages, overlapped: while one connection queues chunk k (under the batch row lock), another
+    // already upserts chunk k+1's contacts. Upserting contacts queues nothing and is idempotent, so
+    // running it ahead of the lock is safe: after a cancel or a crash the extra contacts are simply
+    // the user's contacts, and a resumed ingestion upserts them again to the same rows.
+    const upsertFrom = (from: number) => {
       const chunk = contacts.slice(from, from + INGEST_CHUNK);
+      const work = upsertContacts(db, batch.user_id, chunk).then((ids) => ({ chunk, ids }));
+      work.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled
+      return work;
+    };
+    let ahead = batch.ingested < contacts.length ? upsertFrom(batch.ingested) : null;
+    for (let from = batch.ingested; ahead; from += INGEST_CHUNK) {
+      const { chunk, ids } = await ahead;
+      ahead = from + INGEST_CHUNK < contacts.length ? upsertFrom(from + INGEST_CHUNK) : null;
       const proceed = await db.transaction().execute(async (trx) => {
         // The batch row lock orders this chunk against a cancel: after a cancel nothing more is queued.
         const current = await trx
@@ -105,11 +117,11 @@ export class BatchIngester {
           .executeTakeFirst();
         if (current?.status !== 'ingesting') return false;
         const now = clock.now();
-        await writeChunk(trx, {
+        await queueChunk(trx, {
           batchId,
-          userId: batch.user_id,
           firstSeq: from,
           contacts: chunk,
+          contactIds: ids,
           dueAt: startAt ?? now,
         });
         await trx
@@ -123,7 +135,10 @@ export class BatchIngester {
           .execute();
         return true;
       });
-      if (!proceed) return;
+      if (!proceed) {
+        await ahead?.catch(() => undefined);
+        return;
+      }
       await yieldToEventLoop();
     }
     await db.transaction().execute(async (trx) => {
@@ -144,26 +159,18 @@ export class BatchIngester {
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-interface Chunk {
-  batchId: string;
-  userId: string;
-  firstSeq: number;
-  contacts: BatchContactInput[];
-  dueAt: Date;
-}
-
 /**
- * One chunk in three statements: contacts given by an id of the user's are updated in place;
- * the rest are upserted by the user's phone number; then the batch's rows are inserted.
+ * A chunk's contacts, in two statements: those given by an id of the user's are updated in place,
+ * the rest upserted by the user's phone number. Returns each contact's row id, in chunk order.
  */
-async function writeChunk(trx: Db, chunk: Chunk): Promise<void> {
-  const givenIds = chunk.contacts.map((c) => c.id).filter((id): id is string => typeof id === 'string');
+async function upsertContacts(db: Db, userId: string, contacts: BatchContactInput[]): Promise<string[]> {
+  const givenIds = contacts.map((c) => c.id).filter((id): id is string => typeof id === 'string');
   const known = new Set<string>();
   if (givenIds.length > 0) {
-    const rows = await trx
+    const rows = await db
       .selectFrom('contacts')
       .select('id')
-      .where('user_id', '=', chunk.userId)
+      .where('user_id', '=', userId)
       .where('id', 'in', givenIds)
       .execute();
     for (const row of rows) known.add(row.id);
@@ -171,7 +178,7 @@ async function writeChunk(trx: Db, chunk: Chunk): Promise<void> {
 
   const byId: BatchContactInput[] = [];
   const byPhone: BatchContactInput[] = [];
-  for (const contact of chunk.contacts) (contact.id && known.has(contact.id) ? byId : byPhone).push(contact);
+  for (const contact of contacts) (contact.id && known.has(contact.id) ? byId : byPhone).push(contact);
 
   const contactIdByPhone = new Map<string, string>();
   if (byId.length > 0) {
@@ -186,13 +193,13 @@ async function writeChunk(trx: Db, chunk: Chunk): Promise<void> {
                   ${byId.map((c) => c.email ?? null)}::text[], ${byId.map((c) => c.company ?? null)}::text[],
                   ${byId.map((c) => (c.metadata ? JSON.stringify(c.metadata) : null))}::text[])
         as x(id, name, email, company, meta)
-      where c.id = x.id and c.user_id = ${chunk.userId}`.execute(trx);
+      where c.id = x.id and c.user_id = ${userId}`.execute(db);
     for (const contact of byId) if (contact.id) contactIdByPhone.set(contact.phoneNumber, contact.id);
   }
   if (byPhone.length > 0) {
     const rows = await sql<{ id: string; phone_number: string }>`
       insert into contacts (id, user_id, phone_number, name, email, company, metadata)
-      select x.id, ${chunk.userId}, x.phone, coalesce(x.name, 'Unknown'), x.email, x.company, coalesce(x.meta::jsonb, '{}'::jsonb)
+      select x.id, ${userId}, x.phone, coalesce(x.name, 'Unknown'), x.email, x.company, coalesce(x.meta::jsonb, '{}'::jsonb)
       from unnest(${byPhone.map(() => newId('cnt'))}::text[], ${byPhone.map((c) => c.phoneNumber)}::text[],
                   ${byPhone.map((c) => c.name ?? null)}::text[], ${byPhone.map((c) => c.email ?? null)}::text[],
                   ${byPhone.map((c) => c.company ?? null)}::text[],
@@ -204,23 +211,31 @@ async function writeChunk(trx: Db, chunk: Chunk): Promise<void> {
         company = coalesce(excluded.company, contacts.company),
         metadata = contacts.metadata || excluded.metadata,
         updated_at = now()
-      returning id, phone_number`.execute(trx);
+      returning id, phone_number`.execute(db);
     for (const row of rows.rows) contactIdByPhone.set(row.phone_number, row.id);
   }
-
-  const seqs: number[] = [];
-  const ids: string[] = [];
-  const phones: string[] = [];
-  chunk.contacts.forEach((contact, index) => {
+  return contacts.map((contact) => {
     const id = contactIdByPhone.get(contact.phoneNumber);
     if (!id) throw new Error(`no contact row for ${contact.phoneNumber}`);
-    seqs.push(chunk.firstSeq + index);
-    ids.push(id);
-    phones.push(contact.phoneNumber);
+    return id;
   });
+}
+
+interface QueuedChunk {
+  batchId: string;
+  firstSeq: number;
+  contacts: BatchContactInput[];
+  contactIds: string[];
+  dueAt: Date;
+}
+
+/** The batch's dial rows of one chunk; a row already there (a resumed chunk) is left as it is. */
+async function queueChunk(trx: Db, chunk: QueuedChunk): Promise<void> {
+  const seqs = chunk.contacts.map((_, index) => chunk.firstSeq + index);
+  const phones = chunk.contacts.map((contact) => contact.phoneNumber);
   await sql`
     insert into batch_contacts (batch_id, seq, contact_id, phone_number, state, next_attempt_at)
     select ${chunk.batchId}, x.seq, x.contact_id, x.phone, 'queued', ${chunk.dueAt}
-    from unnest(${seqs}::int[], ${ids}::text[], ${phones}::text[]) as x(seq, contact_id, phone)
+    from unnest(${seqs}::int[], ${chunk.contactIds}::text[], ${phones}::text[]) as x(seq, contact_id, phone)
     on conflict do nothing`.execute(trx);
 }

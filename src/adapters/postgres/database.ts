@@ -234,12 +234,24 @@ function openPostgres(url: string, options: OpenDatabaseOptions): DatabaseHandle
   };
 }
 
+/**
+ * The embedded database's buffer cache. PostgreSQL's default (128 MB) is sized for a server of its
+ * own; in our process it costs ~125 MB of resident memory at every start. 32 MB keeps a 100,000-
+ * contact ingestion at full speed (the OS page cache holds the rest) and the process lean.
+ */
+const PGLITE_SHARED_BUFFERS = '32MB';
+const PGLITE_DEFAULT_START_PARAMS: string[] =
+  (PGlite as unknown as { defaultStartParams?: string[] }).defaultStartParams ?? [];
+
 async function openPglite(dir: string): Promise<DatabaseHandle> {
   fs.mkdirSync(dir, { recursive: true });
   const releaseLock = lockDataDir(dir);
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create(dir, { parsers: { [INT8_OID]: (value: string) => Number(value) } });
+    pglite = await PGlite.create(dir, {
+      parsers: { [INT8_OID]: (value: string) => Number(value) },
+      startParams: [...PGLITE_DEFAULT_START_PARAMS, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+    });
   } catch (error) {
     releaseLock();
     throw error;
