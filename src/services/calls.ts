@@ -204,65 +204,44 @@ export class CallService {
   async finish(event: CallEndedEvent): Promise<boolean> {
     const charge = minutesToCharge(event.status, event.duration);
     const { db, clock } = this.deps;
-    const owner = await db
-      .selectFrom('calls')
-      .select(['batch_id', 'batch_seq'])
-      .where('id', '=', event.callId)
-      .executeTakeFirst();
-    if (!owner) return false;
     const updated = await db.transaction().execute(async (trx) => {
-      // Lock order: batch row first (as the dispatcher, cancel and ingestion do), then the call.
-      const batch = owner.batch_id
-        ? await trx
-            .selectFrom('batches')
-            .select([
-              'id',
-              'status',
-              'total',
-              'processed',
-              'max_attempts',
-              'no_answer_delay_ms',
-              'busy_delay_ms',
-              'user_id',
-              'agent_id',
-              'webhooks',
-              'succeeded',
-              'failed',
-              'created_at',
-              'started_at',
-            ])
-            .where('id', '=', owner.batch_id)
-            .forUpdate()
-            .executeTakeFirst()
-        : undefined;
+      // Lock order: the batch row first (as the dispatcher, cancel and ingestion do), then the call.
+      // Found and locked in one round trip; none for a single call. Every statement here runs with
+      // the batch locked, so there are as few as possible: a campaign ends a call every few ms.
+      const batch = (
+        await sql<LockedBatch>`
+          select b.id, b.status, b.total, b.processed, b.max_attempts, b.no_answer_delay_ms,
+                 b.busy_delay_ms, b.user_id, b.agent_id, b.webhooks, b.succeeded, b.failed,
+                 b.created_at, b.started_at
+          from batches b
+          where b.id = (select batch_id from calls where id = ${event.callId})
+          for update of b`.execute(trx)
+      ).rows[0];
       const now = clock.now();
-      const row = await trx
-        .updateTable('calls')
-        .set({
-          status: event.status,
-          duration: event.duration,
-          answered_at: event.answeredAt,
-          ended_at: event.endedAt,
-          error: event.error,
-          transcription: json(event.transcription),
-          minutes_charged: charge,
-          updated_at: now,
-        })
-        .where('id', '=', event.callId)
-        .where('status', '=', 'ONGOING')
-        .returning([...CALL_COLUMNS, 'status_callback_url'])
-        .executeTakeFirst();
+      // The call's end and its charge in one statement.
+      const row = (
+        await sql<
+          CallRow & { status_callback_url: string | null; batch_seq: number | null; attempt: number }
+        >`
+          with ended as (
+            update calls set
+              status = ${event.status}, duration = ${event.duration}, answered_at = ${event.answeredAt},
+              ended_at = ${event.endedAt}, error = ${event.error}, transcription = ${json(event.transcription)},
+              minutes_charged = ${charge}, updated_at = ${now}
+            where id = ${event.callId} and status = 'ONGOING'
+            returning id, user_id, agent_id, contact_id, batch_id, status, phone_number, error, duration,
+                      created_at, status_callback_url, batch_seq, attempt
+          ), charged as (
+            update users u set available_minutes = u.available_minutes - ${charge}
+            from ended where u.id = ended.user_id and ${charge} > 0
+            returning u.id
+          )
+          select ended.*, (select count(*) from charged) as charged from ended`.execute(trx)
+      ).rows[0];
       if (!row) return undefined;
-      if (charge > 0) {
-        await trx
-          .updateTable('users')
-          .set({ available_minutes: sql`available_minutes - ${charge}` })
-          .where('id', '=', row.user_id)
-          .execute();
-      }
       const completed =
-        batch && owner.batch_seq !== null
-          ? await advanceBatchContact(trx, batch, owner.batch_seq, event, now)
+        batch && row.batch_seq !== null
+          ? await advanceBatchContact(trx, batch, row.batch_seq, row.attempt, event, now)
           : false;
       const callUrl = batch ? batch.webhooks?.onCallComplete : row.status_callback_url;
       if (callUrl) {
@@ -659,44 +638,35 @@ async function advanceBatchContact(
   trx: Db,
   batch: LockedBatch,
   seq: number,
+  attempt: number,
   event: CallEndedEvent,
   now: Date,
 ): Promise<boolean> {
-  const contact = await trx
-    .selectFrom('batch_contacts')
-    .select(['state', 'attempts', 'call_id'])
-    .where('batch_id', '=', batch.id)
-    .where('seq', '=', seq)
-    .executeTakeFirst();
-  if (contact?.state !== 'dialing' || contact.call_id !== event.callId) return false;
   const active = batch.status === 'processing' || batch.status === 'pending' || batch.status === 'scheduled';
+  // The call's attempt number is the contact's attempt count while it is dialing.
   const step = active
-    ? nextStep(event.status, contact.attempts, {
+    ? nextStep(event.status, attempt, {
         maxAttempts: batch.max_attempts,
         noAnswerDelayMs: batch.no_answer_delay_ms,
         busyDelayMs: batch.busy_delay_ms,
       })
     : ({ retry: false } as const);
-  if (step.retry) {
-    await trx
-      .updateTable('batch_contacts')
-      .set({
-        state: 'queued',
-        outcome: event.status,
-        lease_until: null,
-        next_attempt_at: new Date(Math.max(event.endedAt.getTime(), now.getTime()) + step.delayMs),
-      })
-      .where('batch_id', '=', batch.id)
-      .where('seq', '=', seq)
-      .execute();
-    return false;
-  }
-  await trx
+  const moved = await trx
     .updateTable('batch_contacts')
-    .set({ state: 'done', outcome: event.status, lease_until: null })
+    .set({
+      state: step.retry ? 'queued' : 'done',
+      outcome: event.status,
+      lease_until: null,
+      ...(step.retry
+        ? { next_attempt_at: new Date(Math.max(event.endedAt.getTime(), now.getTime()) + step.delayMs) }
+        : {}),
+    })
     .where('batch_id', '=', batch.id)
     .where('seq', '=', seq)
-    .execute();
+    .where('state', '=', 'dialing')
+    .where('call_id', '=', event.callId)
+    .executeTakeFirst();
+  if (Number(moved.numUpdatedRows) === 0 || step.retry) return false;
   const succeeded = isSuccess(event.status);
   const completes = active && batch.processed + 1 >= batch.total;
   await trx

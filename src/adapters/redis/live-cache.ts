@@ -24,6 +24,9 @@ export class RedisLiveCache implements LiveCache {
       // While Redis is away, commands fail at once instead of queueing: a dial must not wait on
       // the live view, and reads fall back to the database.
       enableOfflineQueue: false,
+      // Commands issued in the same event-loop turn (call starts and ends come in bursts) go out
+      // in one write: far fewer system calls at a thousand calls a second.
+      enableAutoPipelining: true,
     });
     // Connection errors surface on the commands that fail; without a listener ioredis would crash the process.
     this.redis.on('error', () => {});

@@ -52,6 +52,8 @@ const WINDOW_GUARD_MS = 1010;
 const LOCAL_WINDOW_MS = 1001;
 /** A contact that already has a call up (another batch, a single dial) is tried again after this. */
 const BUSY_CONTACT_DEFER_MS = 15_000;
+/** Batches served at once in a pass (each on its own connection). */
+const BATCHES_AT_ONCE = 8;
 
 /**
  * Claims due batch contacts and dials them, batch by batch in priority order, each at the pace its
@@ -84,7 +86,7 @@ export class Dispatcher {
 
   /** One pass: returns how many calls it scheduled. */
   async tick(): Promise<number> {
-    const { deps, limiter } = this.options;
+    const { deps } = this.options;
     let capacity = this.options.maxConcurrentCalls - this.inFlight.size;
     if (capacity <= 0) return 0;
     const now = deps.clock.now();
@@ -97,25 +99,57 @@ export class Dispatcher {
       .orderBy('created_at')
       .limit(200)
       .execute()) as ActiveBatch[];
+    // Batches are served in priority order, a few at a time: each one costs a few round trips
+    // (credit, limiter, claim), and serving them one by one would make a pass over many batches
+    // longer than the horizon it plans for. A group's unused capacity goes to the next group.
     let scheduled = 0;
-    for (const batch of batches) {
-      if (capacity <= 0) break;
-      if (!(await this.hasCredit(batch))) continue;
-      const wanted = Math.min(capacity, Math.ceil((batch.max_calls_per_second * this.horizonMs) / 1000));
-      const delays = await limiter.reserve(
-        `batch:${batch.id}`,
-        batch.max_calls_per_second,
-        wanted,
-        this.horizonMs,
-      );
-      if (delays.length === 0) continue;
-      const claimed = await this.claim(batch, delays);
-      if (claimed < delays.length)
-        await limiter.release(`batch:${batch.id}`, batch.max_calls_per_second, delays.length - claimed);
-      capacity -= claimed;
-      scheduled += claimed;
+    const credit = new Map<string, Promise<boolean>>();
+    for (let i = 0; i < batches.length && capacity > 0; i += BATCHES_AT_ONCE) {
+      const group: Array<{ batch: ActiveBatch; wanted: number }> = [];
+      let left = capacity;
+      for (const batch of batches.slice(i, i + BATCHES_AT_ONCE)) {
+        if (left <= 0) break;
+        const wanted = Math.min(left, Math.ceil((batch.max_calls_per_second * this.horizonMs) / 1000));
+        group.push({ batch, wanted });
+        left -= wanted;
+      }
+      const counts = await Promise.all(group.map(({ batch, wanted }) => this.serve(batch, wanted, credit)));
+      for (const count of counts) {
+        capacity -= count;
+        scheduled += count;
+      }
     }
     return scheduled;
+  }
+
+  /** Reserves up to `wanted` slots of one batch and claims that many due rows for them. */
+  private async serve(
+    batch: ActiveBatch,
+    wanted: number,
+    credit: Map<string, Promise<boolean>>,
+  ): Promise<number> {
+    const { limiter } = this.options;
+    // One credit read per user and pass, however many of the user's batches are running.
+    let hasCredit = credit.get(batch.user_id);
+    if (!hasCredit) {
+      hasCredit = this.userHasMinutes(batch.user_id);
+      credit.set(batch.user_id, hasCredit);
+    }
+    if (!(await hasCredit)) {
+      await this.failForCredit(batch);
+      return 0;
+    }
+    const delays = await limiter.reserve(
+      `batch:${batch.id}`,
+      batch.max_calls_per_second,
+      wanted,
+      this.horizonMs,
+    );
+    if (delays.length === 0) return 0;
+    const claimed = await this.claim(batch, delays);
+    if (claimed < delays.length)
+      await limiter.release(`batch:${batch.id}`, batch.max_calls_per_second, delays.length - claimed);
+    return claimed;
   }
 
   /**
@@ -156,20 +190,22 @@ export class Dispatcher {
     }
   }
 
-  private async hasCredit(batch: ActiveBatch): Promise<boolean> {
+  private async userHasMinutes(userId: string): Promise<boolean> {
     const user = await this.options.deps.db
       .selectFrom('users')
       .select('available_minutes')
-      .where('id', '=', batch.user_id)
+      .where('id', '=', userId)
       .executeTakeFirst();
-    if ((user?.available_minutes ?? 0) > 0) return true;
+    return (user?.available_minutes ?? 0) > 0;
+  }
+
+  private async failForCredit(batch: ActiveBatch): Promise<void> {
     const failed = await this.options.batches.fail(
       batch.id,
       'INSUFFICIENT_CREDITS',
       'The account ran out of call minutes; the remaining contacts were not dialed',
     );
     if (failed) this.options.deps.logger.warn({ batchId: batch.id }, 'batch failed: out of call minutes');
-    return false;
   }
 
   /**
