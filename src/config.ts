@@ -115,6 +115,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('OUTDIAL_ADMIN_TOKEN must be at least 16 characters long');
   }
+  if (readString(env, 'OUTDIAL_LLM_URL') && !readString(env, 'OUTDIAL_LLM_MODEL')) {
+    throw new ConfigError('OUTDIAL_LLM_MODEL must be set when OUTDIAL_LLM_URL is (the model to ask)');
+  }
   const logLevel = (readString(env, 'LOG_LEVEL') ?? 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel))
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);

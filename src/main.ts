@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
+import { LlmAnalyzer } from './adapters/analysis/llm.js';
+import { LocalAnalyzer } from './adapters/analysis/local.js';
 import { MemoryLiveCache } from './adapters/memory/live-cache.js';
 import { MemoryRateLimiter } from './adapters/memory/rate-limiter.js';
 import { type DatabaseHandle, openDatabase } from './adapters/postgres/database.js';
@@ -10,9 +12,11 @@ import { RedisLiveCache } from './adapters/redis/live-cache.js';
 import { RedisRateLimiter } from './adapters/redis/rate-limiter.js';
 import { SimulatedVoiceProvider } from './adapters/voice/simulator.js';
 import type { Config } from './config.js';
+import type { Analyzer } from './domain/analysis.js';
 import { type App, buildApp } from './http/app.js';
 import { type Clock, type LiveCache, type RateLimiter, systemClock, type VoiceProvider } from './ports.js';
 import { AgentService } from './services/agents.js';
+import { AnalysisService } from './services/analysis.js';
 import { BatchReads } from './services/batch-reads.js';
 import { BatchService } from './services/batches.js';
 import { CallService } from './services/calls.js';
@@ -49,6 +53,8 @@ export interface RuntimeOverrides {
   reconcileIdleMs?: number;
   /** Milliseconds between dispatcher passes. */
   dispatchTickMs?: number;
+  /** The post-call analyzer (default: local, or the LLM when OUTDIAL_LLM_URL is set). */
+  analyzer?: Analyzer;
   /** Resolves webhook host names (tests point a name at an address of their choosing). */
   webhookResolve?: LookupFn;
 }
@@ -67,6 +73,7 @@ export interface Runtime {
     batches: BatchService;
     batchReads: BatchReads;
     webhooks: WebhookService;
+    analysis: AnalysisService;
   };
   ingester: BatchIngester;
   webhookSender: WebhookSender;
@@ -152,6 +159,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       batches,
       batchReads: new BatchReads(deps),
       webhooks: new WebhookService(deps),
+      analysis: new AnalysisService(deps, overrides.analyzer ?? buildAnalyzer(config, logger, opened), calls),
     };
     const http = webhookDispatcher({
       allowPrivate: config.webhookAllowPrivate,
@@ -178,6 +186,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       }),
       new PollLoop({ name: 'ingest-recovery', idleMs: 2_000, logger, tick: () => ingester.recover() }),
       new PollLoop({ name: 'webhooks', idleMs: 200, logger, tick: () => webhookSender.tick() }),
+      new PollLoop({ name: 'analysis', idleMs: 200, logger, tick: () => services.analysis.tick() }),
     ];
     let started = false;
 
@@ -225,4 +234,19 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     for (const close of opened) await close().catch(() => {});
     throw error;
   }
+}
+
+/** The analyzer the config asks for: an OpenAI-compatible LLM (falling back to local), or local. */
+function buildAnalyzer(config: Config, logger: Logger, opened: Array<() => Promise<void>>): Analyzer {
+  const local = new LocalAnalyzer();
+  if (!config.llmUrl || !config.llmModel) return local;
+  const llm = new LlmAnalyzer({
+    url: config.llmUrl,
+    model: config.llmModel,
+    ...(config.llmApiKey ? { apiKey: config.llmApiKey } : {}),
+    fallback: local,
+    logger,
+  });
+  opened.unshift(() => llm.close());
+  return llm;
 }

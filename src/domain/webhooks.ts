@@ -24,7 +24,8 @@ export interface CallCompletedPayload {
     summary: string | null;
     metricJson: Record<string, unknown> | null;
   };
-  metricSchema: Record<string, unknown> | null;
+  /** The JSON Schema of metricJson for the call's agent. */
+  metricSchema: Record<string, unknown>;
 }
 
 /** The spec's onBatchComplete payload. */

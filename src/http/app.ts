@@ -11,6 +11,7 @@ import Fastify, {
 } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import type { AgentService } from '../services/agents.js';
+import type { AnalysisService } from '../services/analysis.js';
 import type { BatchReads } from '../services/batch-reads.js';
 import type { BatchService } from '../services/batches.js';
 import type { CallService } from '../services/calls.js';
@@ -29,6 +30,7 @@ import { registerBatchCancel } from './routes/v1/batch.cancel.js';
 import { registerBatchCheckStatus } from './routes/v1/batch.check-status.get.js';
 import { registerBatchCreate } from './routes/v1/batch.create.js';
 import { registerBatchList } from './routes/v1/batch.list.get.js';
+import { registerCallAnalysis } from './routes/v1/call.analysis.js';
 import { registerCallCheckStatus } from './routes/v1/call.check-status.get.js';
 import { registerCallDial } from './routes/v1/call.dial.js';
 import { registerCallRecording } from './routes/v1/call.recording.get.js';
@@ -48,6 +50,7 @@ export interface AppServices {
   batches: BatchService;
   batchReads: BatchReads;
   webhooks: WebhookService;
+  analysis: AnalysisService;
 }
 
 export interface BuildAppOptions {
@@ -139,6 +142,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     registerBatchList(scoped, options.services);
     registerBatchCancel(scoped, options.services);
     registerWebhookDeliveries(scoped, options.services);
+    registerCallAnalysis(scoped, options.services);
     // Its own scope: batch creation replaces the JSON parser to keep the body text.
     await scoped.register(async (batchScope) => {
       registerBatchCreate(batchScope as unknown as App, options.services);

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import { type Db, json } from '../adapters/postgres/database.js';
+import { metricSchemaFor, toMetricConfig } from '../domain/analysis.js';
 import { type BatchStatus, nextStep } from '../domain/batch.js';
 import { type CallStatus, isSuccess, minutesToCharge, type TranscriptEntry } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
@@ -203,6 +204,8 @@ export class CallService {
    */
   async finish(event: CallEndedEvent): Promise<boolean> {
     const charge = minutesToCharge(event.status, event.duration);
+    // A call with something said is analysed in the background; its call webhook waits for that.
+    const analyse = event.transcription.some((entry) => entry.content.trim() !== '');
     const { db, clock } = this.deps;
     const updated = await db.transaction().execute(async (trx) => {
       // Lock order: the batch row first (as the dispatcher, cancel and ingestion do), then the call.
@@ -227,7 +230,8 @@ export class CallService {
             update calls set
               status = ${event.status}, duration = ${event.duration}, answered_at = ${event.answeredAt},
               ended_at = ${event.endedAt}, error = ${event.error}, transcription = ${json(event.transcription)},
-              minutes_charged = ${charge}, updated_at = ${now}
+              minutes_charged = ${charge}, updated_at = ${now},
+              analysis_status = ${analyse ? 'pending' : null}, analysis_due_at = ${analyse ? now : null}
             where id = ${event.callId} and status = 'ONGOING'
             returning id, user_id, agent_id, contact_id, batch_id, status, phone_number, error, duration,
                       created_at, status_callback_url, batch_seq, attempt
@@ -244,11 +248,11 @@ export class CallService {
           ? await advanceBatchContact(trx, batch, row.batch_seq, row.attempt, event, now)
           : false;
       const callUrl = batch ? batch.webhooks?.onCallComplete : row.status_callback_url;
-      if (callUrl) {
+      if (callUrl && !analyse) {
         await queueWebhook(trx, {
           userId: row.user_id,
           url: callUrl,
-          payload: await this.callCompletedPayload(trx, row, event),
+          payload: await this.completedPayload(trx, row.id),
           batchId: row.batch_id,
           callId: row.id,
           now,
@@ -271,20 +275,33 @@ export class CallService {
     return true;
   }
 
-  /** The onCallComplete (and statusCallBackUrl) payload of a call that has just ended. */
-  private async callCompletedPayload(
-    trx: Db,
-    row: CallRow,
-    event: CallEndedEvent,
-  ): Promise<CallCompletedPayload> {
-    const extra = await trx
-      .selectFrom('contacts')
-      .select((eb) => [
-        'contacts.name',
-        eb.selectFrom('agents').select('metric_config').where('id', '=', row.agent_id).as('metric_config'),
+  /**
+   * The onCallComplete (and statusCallBackUrl) payload of an ended call, with its analysis when
+   * there is one. Read inside the caller's transaction, so it is what that transaction commits.
+   */
+  async completedPayload(trx: Db, callId: string): Promise<CallCompletedPayload> {
+    const row = await trx
+      .selectFrom('calls')
+      .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
+      .innerJoin('agents', 'agents.id', 'calls.agent_id')
+      .select([
+        'calls.id',
+        'calls.contact_id',
+        'calls.agent_id',
+        'calls.batch_id',
+        'calls.status',
+        'calls.created_at',
+        'calls.ended_at',
+        'calls.duration',
+        'calls.phone_number',
+        'calls.transcription',
+        'calls.summary',
+        'calls.metric_json',
+        'contacts.name as contact_name',
+        'agents.metric_config',
       ])
-      .where('contacts.id', '=', row.contact_id)
-      .executeTakeFirst();
+      .where('calls.id', '=', callId)
+      .executeTakeFirstOrThrow();
     return {
       event: 'call.completed',
       success: isSuccess(row.status),
@@ -295,16 +312,16 @@ export class CallService {
         batchId: row.batch_id,
         status: row.status,
         startTime: row.created_at.toISOString(),
-        endTime: event.endedAt.toISOString(),
+        endTime: row.ended_at?.toISOString() ?? null,
         duration: row.duration,
         phoneNumber: row.phone_number,
-        contactName: extra?.name ?? 'Unknown',
-        transcription: event.transcription,
+        contactName: row.contact_name,
+        transcription: row.transcription ?? [],
         recordingUrl: this.recordingUrl(row.id, row.status, row.duration),
-        summary: null,
-        metricJson: null,
+        summary: row.summary,
+        metricJson: row.metric_json,
       },
-      metricSchema: extra?.metric_config ?? null,
+      metricSchema: metricSchemaFor(toMetricConfig(row.metric_config)),
     };
   }
 

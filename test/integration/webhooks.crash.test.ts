@@ -110,20 +110,23 @@ describe(`webhook delivery across crashes (${STORE})`, () => {
     });
     expect(dial.statusCode).toBe(200);
     const { callId } = dial.json<{ callId: string }>();
-    const queued = await eventually(async () => {
-      const list = (
-        await t.request({
-          method: 'GET',
-          url: `/api/v1/webhooks/deliveries?callId=${callId}`,
-          key: account.key,
-        })
-      ).json<Array<{ status: string; attempts: number }>>();
-      return list.length === 1 ? list : undefined;
+    // The call ends with a conversation, so its event waits for the call's analysis, which is
+    // durable work on the call row: nothing is queued or sent while no worker runs.
+    await eventually(async () => {
+      const status = (
+        await t.request({ method: 'GET', url: `/api/v1/call/check-status?callId=${callId}`, key: account.key })
+      ).json<{ data: { status: string } }>();
+      return status.data.status !== 'ONGOING' ? true : undefined;
     });
-    expect(queued).toEqual([expect.objectContaining({ status: 'pending', attempts: 0 })]);
+    const before = (
+      await t.request({ method: 'GET', url: `/api/v1/webhooks/deliveries?callId=${callId}`, key: account.key })
+    ).json<unknown[]>();
+    expect(before).toEqual([]);
     expect(receiver.received).toHaveLength(0);
 
     t.runtime.startWorkers();
     await eventually(async () => (receiver.on('/late').length === 1 ? true : undefined));
+    const event = JSON.parse(receiver.on('/late')[0]?.body ?? '{}');
+    expect(event.call).toMatchObject({ id: callId, summary: expect.stringMatching(/\S/) });
   }, 60_000);
 });

@@ -78,6 +78,14 @@ export interface CallsTable {
   summary: string | null;
   metric_json: Json<Record<string, unknown> | null>;
   status_callback_url: string | null;
+  analysis_status: ColumnType<
+    'pending' | 'done' | 'failed' | null,
+    'pending' | 'done' | 'failed' | null | undefined,
+    'pending' | 'done' | 'failed' | null
+  >;
+  analysis_attempts: Generated<number>;
+  analysis_due_at: NullableTimestamp;
+  analyzer: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   answered_at: NullableTimestamp;
   ended_at: NullableTimestamp;
