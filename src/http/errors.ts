@@ -51,6 +51,7 @@ const RULES: Record<ErrorCode, ErrorRule> = {
   },
   BATCH_NOT_CANCELLABLE: { status: 400, error: 'Bad Request', withCode: true },
   CALL_IN_PROGRESS: { status: 409, error: 'Conflict', withCode: true },
+  CALL_NOT_ENDED: { status: 409, error: 'Conflict', withCode: true },
   CONFLICT: { status: 409, error: 'Conflict', withCode: true },
   PROVIDER_ERROR: { status: 502, error: 'Bad Gateway', withCode: true },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', withCode: true },

@@ -206,7 +206,7 @@ export class AnalysisService {
     if (!call) throw new AppError('NOT_FOUND');
     if (call.status === 'ONGOING') {
       throw new AppError(
-        'CALL_IN_PROGRESS',
+        'CALL_NOT_ENDED',
         `Call ${callId} is still in progress; summarise it once it has ended`,
       );
     }

@@ -195,6 +195,8 @@ interface Sentence {
 
 interface Hit {
   intent: Exclude<Intent, 'other'>;
+  /** The cue's own weight, and with the turn's recency. */
+  base: number;
   weight: number;
   sentence: Sentence;
 }
@@ -257,7 +259,7 @@ export function readIntent(sentences: Sentence[], turns: number, callStatus?: st
       const matches = text.match(rule.pattern);
       if (!matches) continue;
       scores[rule.intent] += rule.weight * recency * Math.min(matches.length, 2);
-      hits.push({ intent: rule.intent, weight: rule.weight * recency, sentence });
+      hits.push({ intent: rule.intent, base: rule.weight, weight: rule.weight * recency, sentence });
       text = text.replace(rule.pattern, ' ');
     }
   }
@@ -320,8 +322,10 @@ const shorten = (text: string, max: number) =>
 
 /** The decisive sentences: those that carried the winning intent's cues, strongest first. */
 function decisiveSentences(reading: IntentReading, sentences: Sentence[]): Sentence[] {
-  const picked = reading.hits
-    .filter((hit) => hit.intent === reading.intent)
+  const winning = reading.hits.filter((hit) => hit.intent === reading.intent);
+  // A bare "yes" or "sure" is evidence, but not worth quoting when a clearer sentence exists.
+  const clear = winning.filter((hit) => hit.base >= 2);
+  const picked = (clear.length > 0 ? clear : winning)
     .sort((a, b) => b.weight - a.weight)
     .map((hit) => hit.sentence);
   const unique = [...new Set(picked)];
@@ -358,7 +362,7 @@ function summaryOf(reading: IntentReading, sentences: Sentence[]): string {
 }
 
 const STOPWORDS = new Set(
-  'a an the of to in on for and or is are was were be been did does do has have had with about any this that their they them it its customer contact caller call whether if whether'.split(
+  'a an the of to in on for and or is are was were be been did does do has have had with about any this that their they them it its customer contact caller call whether if talk talked say said mention mentioned ask asked tell told agree agreed want wanted give gave get got how what when where which who'.split(
     ' ',
   ),
 );

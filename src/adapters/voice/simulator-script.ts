@@ -76,7 +76,7 @@ export function conversation(script: ConversationScript, names: ScriptNames): Tr
         ...opening,
         { role: 'user', content: 'What is this about?' },
         { role: 'assistant', content: 'We help teams automate their outbound calls. Could I tell you more?' },
-        { role: 'user', content: 'No thanks, we are not interested. Please do not call again.' },
+        { role: 'user', content: 'No thanks, we are not interested. We are happy with what we have.' },
         { role: 'assistant', content: `Understood, ${contact}. I will make a note of it. Have a good day.` },
       ];
     case 'callback':
