@@ -20,6 +20,7 @@ import { AnalysisService } from './services/analysis.js';
 import { BatchReads } from './services/batch-reads.js';
 import { BatchService } from './services/batches.js';
 import { CallService } from './services/calls.js';
+import { DashboardReads } from './services/dashboard.js';
 import type { Deps } from './services/deps.js';
 import { HealthService } from './services/health.js';
 import { BatchIngester } from './services/ingest.js';
@@ -72,6 +73,7 @@ export interface Runtime {
     health: HealthService;
     batches: BatchService;
     batchReads: BatchReads;
+    dashboard: DashboardReads;
     webhooks: WebhookService;
     analysis: AnalysisService;
   };
@@ -150,6 +152,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         dispatcher.released(event.callId);
       }
     });
+    const batchReads = new BatchReads(deps);
     const services = {
       keys: new KeyService(deps),
       users: new UserService(deps),
@@ -157,7 +160,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       calls,
       health: new HealthService({ database, cache, cacheKind, version: VERSION }),
       batches,
-      batchReads: new BatchReads(deps),
+      batchReads,
+      dashboard: new DashboardReads(deps, batchReads),
       webhooks: new WebhookService(deps),
       analysis: new AnalysisService(deps, overrides.analyzer ?? buildAnalyzer(config, logger, opened), calls),
     };
@@ -174,7 +178,14 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       timeoutMs: config.webhookTimeoutMs,
       userAgent: `outdial-webhooks/${VERSION}`,
     });
-    const app = await buildApp({ services, adminToken: secrets.adminToken, logger, version: VERSION });
+    const app = await buildApp({
+      services,
+      adminToken: secrets.adminToken,
+      jwtSecret: secrets.jwtSecret,
+      secureCookies: config.publicUrl.startsWith('https:'),
+      logger,
+      version: VERSION,
+    });
     const workers: PollLoop[] = [
       createReconciler(calls, logger, overrides.reconcileIdleMs),
       new PollLoop({

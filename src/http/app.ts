@@ -15,11 +15,13 @@ import type { AnalysisService } from '../services/analysis.js';
 import type { BatchReads } from '../services/batch-reads.js';
 import type { BatchService } from '../services/batches.js';
 import type { CallService } from '../services/calls.js';
+import type { DashboardReads } from '../services/dashboard.js';
 import type { HealthService } from '../services/health.js';
 import type { KeyService } from '../services/keys.js';
 import type { UserService } from '../services/users.js';
 import type { WebhookService } from '../services/webhooks.js';
 import { registerAdminAuth, registerApiAuth } from './auth.js';
+import { registerDashboard } from './dashboard/pages.js';
 import { handleError } from './errors.js';
 import { registerAdminAgents } from './routes/admin/agents.js';
 import { registerAdminKeys } from './routes/admin/keys.js';
@@ -49,12 +51,17 @@ export interface AppServices {
   health: HealthService;
   batches: BatchService;
   batchReads: BatchReads;
+  dashboard: DashboardReads;
   webhooks: WebhookService;
   analysis: AnalysisService;
 }
 
 export interface BuildAppOptions {
   services: AppServices;
+  /** Signs dashboard sessions (derived key) like it signs API keys. */
+  jwtSecret: string;
+  /** Session cookies get the Secure flag (the public URL is https). */
+  secureCookies: boolean;
   adminToken: string;
   logger: FastifyBaseLogger;
   version: string;
@@ -146,6 +153,13 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     // Its own scope: batch creation replaces the JSON parser to keep the body text.
     await scoped.register(async (batchScope) => {
       registerBatchCreate(batchScope as unknown as App, options.services);
+    });
+  });
+
+  await app.register(async (dashboard) => {
+    registerDashboard(dashboard as unknown as App, options.services, {
+      jwtSecret: options.jwtSecret,
+      secureCookies: options.secureCookies,
     });
   });
 

@@ -483,8 +483,14 @@ export class CallService {
   }
 
   recordingUrl(callId: string, status: CallStatus, duration: number | null): string | null {
+    const path = this.recordingPath(callId, status, duration);
+    return path ? `${this.deps.config.publicUrl}${path}` : null;
+  }
+
+  /** The signed recording path (no host) of an ended, answered call; for pages outdial serves itself. */
+  recordingPath(callId: string, status: CallStatus, duration: number | null): string | null {
     if (status === 'ONGOING' || !duration) return null;
-    return `${this.deps.config.publicUrl}/api/v1/calls/${callId}/recording.wav?token=${this.recordingToken(callId)}`;
+    return `/api/v1/calls/${callId}/recording.wav?token=${this.recordingToken(callId)}`;
   }
 
   private recordingToken(callId: string): string {

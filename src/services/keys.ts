@@ -102,15 +102,19 @@ export class KeyService {
       throw error;
     }
     if (!sub || !jti) return null;
+    return (await this.isActive(jti, sub)) ? { userId: sub, keyId: jti } : null;
+  }
+
+  /** Whether a key row still works for its user (cached like every key check; a dashboard session asks this). */
+  async isActive(keyId: string, userId: string): Promise<boolean> {
     const now = this.deps.clock.now().getTime();
-    let cached = this.cache.get(jti);
+    let cached = this.cache.get(keyId);
     if (!cached || now - cached.checkedAt > KEY_CACHE_MS) {
-      cached = await this.load(jti, now);
-      if (!cached) return null;
+      cached = await this.load(keyId, now);
+      if (!cached) return false;
     }
-    if (!cached.active || cached.userId !== sub) return null;
-    if (cached.expiresAt !== null && cached.expiresAt <= now) return null;
-    return { userId: sub, keyId: jti };
+    if (!cached.active || cached.userId !== userId) return false;
+    return cached.expiresAt === null || cached.expiresAt > now;
   }
 
   async list(userId: string): Promise<ApiKeyView[]> {

@@ -1,0 +1,168 @@
+// outdial dashboard: confirmation of destructive forms, copy buttons, and the live campaign page.
+// Plain browser JavaScript, served by outdial (no build step, no outside script).
+(() => {
+  // Forms that change something irreversible ask first.
+  document.addEventListener('submit', (event) => {
+    const form = event.target;
+    if (form instanceof HTMLFormElement && form.dataset.confirm && !window.confirm(form.dataset.confirm)) {
+      event.preventDefault();
+    }
+  });
+
+  // Copy buttons: data-copy names the element whose text is copied.
+  document.addEventListener('click', async (event) => {
+    const button = event.target instanceof Element ? event.target.closest('button[data-copy]') : null;
+    if (!button) return;
+    const source = document.getElementById(button.dataset.copy || '');
+    if (!source) return;
+    try {
+      await navigator.clipboard.writeText(source.textContent || '');
+      button.textContent = 'Copied';
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(source);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      button.textContent = 'Selected: press Ctrl+C';
+    }
+  });
+
+  const root = document.getElementById('batch');
+  if (!root) return;
+  const batchId = root.dataset.batchId;
+  const text = (value) => document.createTextNode(value === null || value === undefined ? '' : String(value));
+  const set = (field, value) => {
+    const node = root.querySelector(`[data-field="${field}"]`);
+    if (node) node.textContent = String(value);
+  };
+  const cell = (content) => {
+    const td = document.createElement('td');
+    if (content instanceof Node) td.appendChild(content);
+    else td.appendChild(text(content));
+    return td;
+  };
+  const badge = (status) => {
+    const span = document.createElement('span');
+    span.className = `status status-${status}`;
+    span.textContent = status;
+    return span;
+  };
+  const duration = (seconds) =>
+    seconds === null
+      ? '—'
+      : seconds >= 60
+        ? `${Math.floor(seconds / 60)} min ${seconds % 60} s`
+        : `${seconds} s`;
+  const when = (iso) => iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+
+  let chart = null;
+  const chartBox = document.getElementById('chart');
+  function drawChart(series) {
+    if (!chartBox || typeof window.uPlot !== 'function') return;
+    const xs = series.map((point) => point[0]);
+    const ys = series.map((point) => point[1]);
+    const width = Math.max(chartBox.clientWidth - 16, 240);
+    if (!chart) {
+      chart = new window.uPlot(
+        {
+          width,
+          height: 200,
+          series: [{}, { label: 'calls/s', stroke: '#2454d6', fill: 'rgba(36,84,214,0.12)' }],
+          axes: [{}, { label: 'calls per second' }],
+          scales: { x: { time: true } },
+        },
+        [xs, ys],
+        chartBox,
+      );
+      window.addEventListener('resize', () =>
+        chart.setSize({ width: Math.max(chartBox.clientWidth - 16, 240), height: 200 }),
+      );
+    } else {
+      chart.setData([xs, ys]);
+    }
+  }
+
+  function render(data) {
+    const batch = data.batch;
+    const stats = batch.statistics;
+    set('status', batch.status);
+    const statusNode = root.querySelector('[data-field="status"]');
+    if (statusNode) statusNode.className = `status status-${batch.status}`;
+    set('percent', `${stats.percentComplete}%`);
+    const progress = root.querySelector('progress');
+    if (progress) progress.value = stats.percentComplete;
+    for (const field of ['total', 'processed', 'succeeded', 'failed', 'pending']) set(field, stats[field]);
+    set('successRate', `${stats.successRate}%`);
+    set('callsPerSecond', batch.performance.callsPerSecond);
+    const eta = batch.performance.estimatedTimeRemaining;
+    set('eta', eta === null ? '—' : `${Math.round(eta / 1000)} s`);
+
+    const outcomes = document.getElementById('outcomes');
+    if (outcomes) {
+      outcomes.replaceChildren(
+        ...Object.entries(data.outcomes).map(([status, count]) => {
+          const li = document.createElement('li');
+          li.append(badge(status), text(` ${count}`));
+          return li;
+        }),
+      );
+    }
+    const calls = document.getElementById('calls');
+    if (calls) {
+      calls.replaceChildren(
+        ...data.calls.map((call) => {
+          const tr = document.createElement('tr');
+          const link = document.createElement('a');
+          link.href = `/dashboard/calls/${encodeURIComponent(call.id)}`;
+          link.textContent = when(call.createdAt);
+          const contact = document.createElement('div');
+          contact.append(text(call.contactName));
+          const phone = document.createElement('div');
+          phone.className = 'muted';
+          phone.textContent = call.phoneNumber;
+          contact.append(phone);
+          tr.append(
+            cell(link),
+            cell(contact),
+            cell(badge(call.status)),
+            cell(duration(call.duration)),
+            cell(call.summary || ''),
+          );
+          return tr;
+        }),
+      );
+    }
+    drawChart(data.series);
+    const final = ['completed', 'cancelled', 'failed'].includes(batch.status);
+    if (final) {
+      root.dataset.final = 'true';
+      const cancel = document.getElementById('cancel-form');
+      if (cancel) cancel.remove();
+    }
+    return final;
+  }
+
+  let failures = 0;
+  async function poll() {
+    try {
+      const response = await fetch(`/dashboard/api/batches/${encodeURIComponent(batchId)}`, {
+        headers: { accept: 'application/json' },
+        credentials: 'same-origin',
+      });
+      if (response.status === 401) {
+        window.location.href = `/sign-in?next=${encodeURIComponent(window.location.pathname)}`;
+        return;
+      }
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      failures = 0;
+      // A finished campaign is drawn once more, then polling stops.
+      if (render(await response.json())) return;
+    } catch {
+      failures++;
+    }
+    setTimeout(poll, Math.min(1000 * 2 ** failures, 15000));
+  }
+  // The script is deferred: the page is parsed by the time it runs.
+  poll();
+})();

@@ -1,0 +1,91 @@
+/** HTML for the dashboard: escaped by default, one layout, no inline script or style (the CSP forbids them). */
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Marks a string as already-safe HTML. */
+export class Html {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+export function escapeHtml(value: unknown): string {
+  return String(value ?? '').replace(/[&<>"']/g, (char) => ESCAPES[char] ?? char);
+}
+
+type Part = Html | string | number | null | undefined | false | Part[];
+
+function render(part: Part): string {
+  if (part === null || part === undefined || part === false) return '';
+  if (part instanceof Html) return part.value;
+  if (Array.isArray(part)) return part.map(render).join('');
+  return escapeHtml(part);
+}
+
+/** A tagged template: interpolated values are escaped unless they are Html (or arrays of it). */
+export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
+  let out = strings[0] ?? '';
+  values.forEach((value, index) => {
+    out += render(value) + (strings[index + 1] ?? '');
+  });
+  return new Html(out);
+}
+
+export const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
+
+export interface LayoutOptions {
+  title: string;
+  /** The signed-in user's CSRF token, for the sign-out form; absent on the sign-in page. */
+  csrf?: string;
+  active?: 'campaigns' | 'keys';
+}
+
+export function layout(options: LayoutOptions, body: Html): string {
+  const nav = options.csrf
+    ? html`<nav aria-label="Main">
+        <a href="/dashboard" ${options.active === 'campaigns' ? new Html('aria-current="page"') : ''}>Campaigns</a>
+        <a href="/api-keys" ${options.active === 'keys' ? new Html('aria-current="page"') : ''}>API keys</a>
+        <form method="post" action="/sign-out" class="inline">
+          <input type="hidden" name="_csrf" value="${options.csrf}">
+          <button type="submit" class="link">Sign out</button>
+        </form>
+      </nav>`
+    : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(options.title)} · outdial</title>
+<link rel="stylesheet" href="/dashboard/assets/app.css">
+<link rel="stylesheet" href="/dashboard/assets/uPlot.min.css">
+<script src="/dashboard/assets/uPlot.iife.min.js" defer></script>
+<script src="/dashboard/assets/app.js" defer></script>
+</head>
+<body>
+<header><a class="brand" href="/dashboard">outdial</a>${render(nav)}</header>
+<main id="main">
+${body.value}
+</main>
+</body>
+</html>`;
+}
+
+export function formatDate(iso: string | null): string {
+  if (!iso) return '—';
+  return iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+export function formatDuration(seconds: number | null): string {
+  if (seconds === null) return '—';
+  const minutes = Math.floor(seconds / 60);
+  return minutes > 0 ? `${minutes} min ${seconds % 60} s` : `${seconds} s`;
+}

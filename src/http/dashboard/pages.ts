@@ -1,0 +1,464 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { BATCH_STATUSES, type BatchStatus } from '../../domain/batch.js';
+import { AppError } from '../../domain/errors.js';
+import type { AgentService } from '../../services/agents.js';
+import type { BatchReads } from '../../services/batch-reads.js';
+import type { BatchService } from '../../services/batches.js';
+import type { CallService } from '../../services/calls.js';
+import type { DashboardReads } from '../../services/dashboard.js';
+import type { KeyService } from '../../services/keys.js';
+import type { UserService } from '../../services/users.js';
+import type { App } from '../app.js';
+import { CSP, escapeHtml, formatDate, formatDuration, Html, html, layout } from './html.js';
+import { type DashboardSession, Sessions } from './session.js';
+
+export interface DashboardServices {
+  keys: KeyService;
+  users: UserService;
+  calls: CallService;
+  agents: AgentService;
+  batches: BatchService;
+  batchReads: BatchReads;
+  dashboard: DashboardReads;
+}
+
+const require = createRequire(import.meta.url);
+/** Static files: our own, and uPlot's from its npm package. No CDN, nothing from outside. */
+const ASSETS: Record<string, { file: string; type: string }> = {
+  'app.js': { file: fileURLToPath(new URL('./assets/app.js', import.meta.url)), type: 'text/javascript' },
+  'app.css': { file: fileURLToPath(new URL('./assets/app.css', import.meta.url)), type: 'text/css' },
+  'uPlot.iife.min.js': { file: require.resolve('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript' },
+  'uPlot.min.css': { file: require.resolve('uplot/dist/uPlot.min.css'), type: 'text/css' },
+};
+
+const FINAL: BatchStatus[] = ['completed', 'cancelled', 'failed'];
+
+type Form = Record<string, string>;
+
+function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/(dashboard|api-keys)(\/[\w/-]*)?(\?[\w=&%-]*)?$/.test(next)
+    ? next
+    : '/dashboard';
+}
+
+function page(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply
+    .status(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'same-origin')
+    .header('cache-control', 'no-store')
+    .send(body);
+}
+
+function progressBar(percent: number, label: string): Html {
+  const value = Math.max(0, Math.min(100, percent));
+  return html`<progress max="100" value="${value.toFixed(1)}" aria-label="${label}">${value.toFixed(1)}%</progress>`;
+}
+
+/**
+ * The monitoring pages: sign-in with an API key, the campaigns list, a live campaign page, a call
+ * page, and the API keys page. Server-rendered HTML, a small script of our own for the live parts.
+ */
+export function registerDashboard(
+  app: App,
+  services: DashboardServices,
+  options: { jwtSecret: string; secureCookies: boolean },
+): void {
+  const sessions = new Sessions(services.keys, options.jwtSecret, options.secureCookies);
+
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 16 * 1024 },
+    (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    },
+  );
+
+  /** The session, or a redirect to sign-in (pages) / 401 (JSON). */
+  const signedIn = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    json = false,
+  ): Promise<DashboardSession | null> => {
+    const session = await sessions.read(request);
+    if (session) return session;
+    if (json) {
+      reply.status(401).send({ error: 'Unauthorized', message: 'Sign in again' });
+    } else {
+      reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`, 303);
+    }
+    return null;
+  };
+  const checkForm = (request: FastifyRequest, reply: FastifyReply): Form | null => {
+    const form = (request.body ?? {}) as Form;
+    if (!sessions.checkCsrf(request, form._csrf)) {
+      page(
+        reply,
+        403,
+        layout(
+          { title: 'Forbidden' },
+          html`<h1>This form expired</h1><p>Go back, reload the page and try again.</p>`,
+        ),
+      );
+      return null;
+    }
+    return form;
+  };
+  const notFound = (reply: FastifyReply, csrf: string) =>
+    page(
+      reply,
+      404,
+      layout(
+        { title: 'Not found', csrf },
+        html`<h1>Not found</h1><p>There is nothing of yours here. <a href="/dashboard">Back to your campaigns</a>.</p>`,
+      ),
+    );
+
+  app.get('/dashboard/assets/:file', async (request, reply) => {
+    const asset = ASSETS[(request.params as { file: string }).file];
+    if (!asset) throw new AppError('ROUTE_NOT_FOUND');
+    return reply
+      .header('content-type', `${asset.type}; charset=utf-8`)
+      .header('cache-control', 'public, max-age=3600')
+      .header('x-content-type-options', 'nosniff')
+      .send(fs.createReadStream(asset.file));
+  });
+
+  app.get('/sign-in', async (request, reply) => {
+    const csrf = sessions.csrfToken(request, reply);
+    const next = safeNext((request.query as { next?: string }).next);
+    return page(reply, 200, signInPage(csrf, next, null));
+  });
+
+  app.post('/sign-in', async (request, reply) => {
+    const form = checkForm(request, reply);
+    if (!form) return reply;
+    const next = safeNext(form.next);
+    const session = form.apiKey ? await sessions.signIn(form.apiKey, reply) : null;
+    if (!session) {
+      const csrf = sessions.csrfToken(request, reply);
+      return page(reply, 401, signInPage(csrf, next, 'That API key is not valid (or it was revoked).'));
+    }
+    return reply.redirect(next, 303);
+  });
+
+  app.post('/sign-out', async (request, reply) => {
+    if (!checkForm(request, reply)) return reply;
+    sessions.signOut(reply);
+    return reply.redirect('/sign-in', 303);
+  });
+
+  app.get('/dashboard', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    const csrf = sessions.csrfToken(request, reply);
+    const query = request.query as { status?: string; tag?: string };
+    const status = BATCH_STATUSES.includes(query.status as BatchStatus)
+      ? (query.status as BatchStatus)
+      : undefined;
+    const tag = query.tag?.trim().slice(0, 64) || undefined;
+    const { items } = await services.batchReads.list(session.userId, {
+      limit: 200,
+      ...(status ? { status } : {}),
+      ...(tag ? { tag } : {}),
+    });
+    const body = html`
+      <h1>Campaigns</h1>
+      <form method="get" action="/dashboard" class="filters" role="search">
+        <label>Status
+          <select name="status">
+            <option value="">Any</option>
+            ${BATCH_STATUSES.map((s) => html`<option value="${s}" ${s === status ? new Html('selected') : ''}>${s}</option>`)}
+          </select>
+        </label>
+        <label>Tag <input name="tag" value="${tag ?? ''}" maxlength="64"></label>
+        <button type="submit">Filter</button>
+      </form>
+      ${
+        items.length === 0
+          ? html`<p class="empty">No campaigns${status || tag ? ' match these filters' : ' yet: submit one with POST /api/v1/batch'}.</p>`
+          : html`<div class="table-wrap"><table class="batches">
+        <thead><tr><th>Campaign</th><th>Status</th><th>Progress</th><th>Succeeded</th><th>Failed</th><th>Priority</th><th>Tags</th><th>Created</th></tr></thead>
+        <tbody>${items.map(
+          (b) => html`<tr>
+            <td><a href="/dashboard/batches/${b.batchId}">${b.name}</a><div class="muted mono">${b.batchId}</div></td>
+            <td><span class="status status-${b.status}">${b.status}</span></td>
+            <td>${progressBar(b.percentComplete, `Progress of ${b.name}`)} <span class="muted">${b.processed} / ${b.total}</span></td>
+            <td>${b.succeeded}</td><td>${b.failed}</td><td>${b.priority}</td>
+            <td>${b.tags.map((t) => html`<a class="tag" href="/dashboard?tag=${encodeURIComponent(t)}">${t}</a> `)}</td>
+            <td>${formatDate(b.createdAt)}</td>
+          </tr>`,
+        )}</tbody></table></div>`
+      }`;
+    return page(reply, 200, layout({ title: 'Campaigns', csrf, active: 'campaigns' }, body));
+  });
+
+  app.get('/dashboard/api/batches/:batchId', async (request, reply) => {
+    const session = await signedIn(request, reply, true);
+    if (!session) return reply;
+    try {
+      const data = await services.dashboard.batch(
+        session.userId,
+        (request.params as { batchId: string }).batchId,
+      );
+      return reply.header('cache-control', 'no-store').send(data);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'NOT_FOUND')
+        return reply.status(404).send({ error: 'Not Found' });
+      throw error;
+    }
+  });
+
+  app.get('/dashboard/batches/:batchId', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    const csrf = sessions.csrfToken(request, reply);
+    const batchId = (request.params as { batchId: string }).batchId;
+    let data: Awaited<ReturnType<DashboardReads['batch']>>;
+    try {
+      data = await services.dashboard.batch(session.userId, batchId);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'NOT_FOUND') return notFound(reply, csrf);
+      throw error;
+    }
+    return page(
+      reply,
+      200,
+      layout({ title: data.batch.name, csrf, active: 'campaigns' }, batchPage(data, csrf)),
+    );
+  });
+
+  app.post('/dashboard/batches/:batchId/cancel', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    if (!checkForm(request, reply)) return reply;
+    const batchId = (request.params as { batchId: string }).batchId;
+    try {
+      await services.batches.cancel(session.userId, batchId);
+    } catch (error) {
+      if (
+        !(error instanceof AppError) ||
+        (error.code !== 'NOT_FOUND' && error.code !== 'BATCH_NOT_CANCELLABLE')
+      )
+        throw error;
+      if (error.code === 'NOT_FOUND') return notFound(reply, sessions.csrfToken(request, reply));
+    }
+    return reply.redirect(`/dashboard/batches/${encodeURIComponent(batchId)}`, 303);
+  });
+
+  app.get('/dashboard/calls/:callId', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    const csrf = sessions.csrfToken(request, reply);
+    const callId = (request.params as { callId: string }).callId;
+    let call: Awaited<ReturnType<DashboardReads['call']>>;
+    try {
+      call = await services.dashboard.call(session.userId, callId);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'NOT_FOUND') return notFound(reply, csrf);
+      throw error;
+    }
+    const recording = services.calls.recordingPath(call.id, call.status as never, call.duration);
+    return page(
+      reply,
+      200,
+      layout({ title: `Call ${call.id}`, csrf, active: 'campaigns' }, callPage(call, recording)),
+    );
+  });
+
+  app.get('/api-keys', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    const csrf = sessions.csrfToken(request, reply);
+    return page(reply, 200, await keysPage(services, session, csrf, null));
+  });
+
+  app.post('/api-keys', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    const form = checkForm(request, reply);
+    if (!form) return reply;
+    const name = (form.name ?? '').trim().slice(0, 100) || 'Dashboard key';
+    const created = await services.keys.create(session.userId, { name });
+    const csrf = sessions.csrfToken(request, reply);
+    return page(
+      reply,
+      201,
+      await keysPage(services, session, csrf, { id: created.id, key: created.key, name }),
+    );
+  });
+
+  app.post('/api-keys/:keyId/revoke', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    if (!checkForm(request, reply)) return reply;
+    try {
+      await services.keys.revoke((request.params as { keyId: string }).keyId, session.userId);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'NOT_FOUND') throw error;
+      return notFound(reply, sessions.csrfToken(request, reply));
+    }
+    return reply.redirect('/api-keys', 303);
+  });
+
+  app.post('/api-keys/webhook-secret/rotate', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    if (!checkForm(request, reply)) return reply;
+    await services.users.rotateWebhookSecret(session.userId);
+    return reply.redirect('/api-keys#webhook-secret', 303);
+  });
+}
+
+function signInPage(csrf: string, next: string, error: string | null): string {
+  return layout(
+    { title: 'Sign in' },
+    html`<section class="narrow">
+      <h1>Sign in</h1>
+      <p>Paste one of your API keys. It is exchanged for a session cookie; the key itself is not kept in the browser.</p>
+      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+      <form method="post" action="/sign-in">
+        <input type="hidden" name="_csrf" value="${csrf}">
+        <input type="hidden" name="next" value="${next}">
+        <label for="apiKey">API key</label>
+        <input id="apiKey" name="apiKey" type="password" autocomplete="off" required autofocus>
+        <button type="submit">Sign in</button>
+      </form>
+    </section>`,
+  );
+}
+
+function batchPage(data: Awaited<ReturnType<DashboardReads['batch']>>, csrf: string): Html {
+  const { batch } = data;
+  const s = batch.statistics;
+  const cancellable = !FINAL.includes(batch.status);
+  return html`
+    <p class="crumbs"><a href="/dashboard">Campaigns</a> /</p>
+    <h1>${batch.name}</h1>
+    <div id="batch" data-batch-id="${batch.batchId}" data-final="${FINAL.includes(batch.status) ? 'true' : 'false'}">
+      <p><span class="status status-${batch.status}" data-field="status">${batch.status}</span>
+        <span class="muted mono">${batch.batchId}</span> · priority ${batch.priority}
+        ${batch.tags.map((t) => html` <span class="tag">${t}</span>`)}</p>
+      ${batch.error ? html`<p class="error" role="alert">${batch.error.code ?? ''} ${batch.error.message}</p>` : ''}
+      <div class="progress-row">${progressBar(s.percentComplete, 'Campaign progress')}
+        <span data-field="percent">${s.percentComplete}%</span></div>
+      <dl class="stats">
+        <div><dt>Total</dt><dd data-field="total">${s.total}</dd></div>
+        <div><dt>Processed</dt><dd data-field="processed">${s.processed}</dd></div>
+        <div><dt>Succeeded</dt><dd data-field="succeeded">${s.succeeded}</dd></div>
+        <div><dt>Failed</dt><dd data-field="failed">${s.failed}</dd></div>
+        <div><dt>Pending</dt><dd data-field="pending">${s.pending}</dd></div>
+        <div><dt>Success rate</dt><dd data-field="successRate">${s.successRate}%</dd></div>
+        <div><dt>Calls / s</dt><dd data-field="callsPerSecond">${batch.performance.callsPerSecond}</dd></div>
+        <div><dt>Time left</dt><dd data-field="eta">${batch.performance.estimatedTimeRemaining === null ? '—' : `${Math.round(batch.performance.estimatedTimeRemaining / 1000)} s`}</dd></div>
+      </dl>
+      ${
+        cancellable
+          ? html`<form method="post" action="/dashboard/batches/${batch.batchId}/cancel" data-confirm="Cancel this campaign? Queued contacts will not be called." id="cancel-form">
+          <input type="hidden" name="_csrf" value="${csrf}">
+          <button type="submit" class="danger">Cancel campaign</button></form>`
+          : ''
+      }
+      <section aria-labelledby="chart-title"><h2 id="chart-title">Calls per second</h2>
+        <div id="chart" class="chart" role="img" aria-label="Calls started per second"></div></section>
+      <section aria-labelledby="outcomes-title"><h2 id="outcomes-title">Outcomes</h2>
+        <ul id="outcomes" class="outcomes">${Object.entries(data.outcomes).map(([status, count]) => html`<li><span class="status status-${status}">${status}</span> ${count}</li>`)}</ul></section>
+      <section aria-labelledby="calls-title"><h2 id="calls-title">Recent calls</h2>
+        <div class="table-wrap"><table><thead><tr><th>Call</th><th>Contact</th><th>Status</th><th>Duration</th><th>Summary</th></tr></thead>
+        <tbody id="calls">${data.calls.map(
+          (c) => html`<tr><td><a href="/dashboard/calls/${c.id}">${formatDate(c.createdAt)}</a></td>
+            <td>${c.contactName}<div class="muted">${c.phoneNumber}</div></td>
+            <td><span class="status status-${c.status}">${c.status}</span></td><td>${formatDuration(c.duration)}</td>
+            <td>${c.summary ?? ''}</td></tr>`,
+        )}</tbody></table></div></section>
+    </div>`;
+}
+
+function callPage(call: Awaited<ReturnType<DashboardReads['call']>>, recording: string | null): Html {
+  const metrics = call.metricJson ?? {};
+  return html`
+    <p class="crumbs"><a href="/dashboard">Campaigns</a> /${call.batchId ? html` <a href="/dashboard/batches/${call.batchId}">campaign</a> /` : ''}</p>
+    <h1>Call to ${call.contactName}</h1>
+    <p><span class="status status-${call.status}">${call.status}</span> <span class="muted mono">${call.id}</span></p>
+    <dl class="stats">
+      <div><dt>Number</dt><dd>${call.phoneNumber}</dd></div>
+      <div><dt>Agent</dt><dd>${call.agentName}</dd></div>
+      <div><dt>Attempt</dt><dd>${call.attempt}</dd></div>
+      <div><dt>Duration</dt><dd>${formatDuration(call.duration)}</dd></div>
+    </dl>
+    <section aria-labelledby="timeline-title"><h2 id="timeline-title">Timeline</h2>
+      <ol class="timeline">
+        <li>Dialed ${formatDate(call.createdAt)}</li>
+        ${call.answeredAt ? html`<li>Answered ${formatDate(call.answeredAt)}</li>` : ''}
+        ${call.endedAt ? html`<li>Ended ${formatDate(call.endedAt)} (${call.status})</li>` : html`<li>In progress</li>`}
+        ${call.error ? html`<li class="error">${call.error}</li>` : ''}
+      </ol></section>
+    ${recording ? html`<section aria-labelledby="rec-title"><h2 id="rec-title">Recording</h2><audio controls preload="none" src="${recording}"></audio></section>` : ''}
+    <section aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2>
+      <p id="summary">${call.summary ?? (call.analysisStatus === 'pending' ? 'Being analysed…' : 'No summary.')}</p>
+      ${
+        call.metricJson
+          ? html`<dl class="stats">${Object.entries(metrics).map(
+              ([name, value]) =>
+                html`<div><dt>${name}</dt><dd>${Array.isArray(value) ? html`<ul>${value.map((v) => html`<li>${String(v)}</li>`)}</ul>` : String(value)}</dd></div>`,
+            )}</dl>`
+          : ''
+      }</section>
+    <section aria-labelledby="transcript-title"><h2 id="transcript-title">Transcript</h2>
+      ${
+        call.transcription.length === 0
+          ? html`<p class="muted">Nothing was said.</p>`
+          : html`<ol class="transcript">${call.transcription.map((t) => html`<li class="${t.role}"><strong>${t.role === 'assistant' ? 'Agent' : 'Contact'}</strong> ${t.content}</li>`)}</ol>`
+      }</section>`;
+}
+
+async function keysPage(
+  services: DashboardServices,
+  session: DashboardSession,
+  csrf: string,
+  created: { id: string; key: string; name: string } | null,
+): Promise<string> {
+  const [keys, secret] = await Promise.all([
+    services.keys.list(session.userId),
+    services.users.webhookSecret(session.userId),
+  ]);
+  const body = html`
+    <h1>API keys</h1>
+    ${
+      created
+        ? html`<div class="notice" role="status"><p>New key <strong>${created.name}</strong>. Copy it now: it is shown only once.</p>
+        <p><code id="new-key" class="secret">${created.key}</code> <button type="button" data-copy="new-key">Copy</button></p></div>`
+        : ''
+    }
+    <form method="post" action="/api-keys" class="inline-form">
+      <input type="hidden" name="_csrf" value="${csrf}">
+      <label>Name <input name="name" maxlength="100" placeholder="e.g. CRM integration"></label>
+      <button type="submit">Create key</button>
+    </form>
+    <div class="table-wrap"><table class="keys"><thead><tr><th>Name</th><th>Created</th><th>Last used</th><th>Status</th><th></th></tr></thead>
+    <tbody>${keys.map(
+      (
+        k,
+      ) => html`<tr data-key-id="${k.id}"><td>${k.name}${k.id === session.keyId ? html` <span class="muted">(this session)</span>` : ''}<div class="muted mono">${k.id}</div></td>
+        <td>${formatDate(k.createdAt)}</td><td>${formatDate(k.lastUsedAt)}</td><td><span class="status status-${k.status}">${k.status}</span></td>
+        <td>${
+          k.status === 'active'
+            ? html`<form method="post" action="/api-keys/${k.id}/revoke" data-confirm="${k.id === session.keyId ? 'Revoke the key of this session? You will be signed out.' : `Revoke ${escapeHtml(k.name)}? Anything using it stops working.`}">
+              <input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="danger">Revoke</button></form>`
+            : ''
+        }</td></tr>`,
+    )}</tbody></table></div>
+    <section id="webhook-secret" aria-labelledby="secret-title"><h2 id="secret-title">Webhook signing secret</h2>
+      <p>Deliveries are signed with it (<code>x-outdial-signature</code> and <code>webhook-signature</code>).</p>
+      <p><code id="secret" class="secret">${secret.secret}</code> <button type="button" data-copy="secret">Copy</button></p>
+      ${secret.previousSecret ? html`<p class="muted">The previous secret still signs too until ${formatDate(new Date(Date.parse(secret.rotatedAt ?? '') + 86_400_000).toISOString())}.</p>` : ''}
+      <form method="post" action="/api-keys/webhook-secret/rotate" data-confirm="Rotate the webhook secret? The old one keeps signing for 24 hours.">
+        <input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Rotate secret</button></form>
+    </section>`;
+  return layout({ title: 'API keys', csrf, active: 'keys' }, body);
+}

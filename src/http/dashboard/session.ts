@@ -1,0 +1,149 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { jwtVerify, SignJWT } from 'jose';
+import type { KeyService } from '../../services/keys.js';
+
+/**
+ * Browser sessions of the dashboard. Signing in exchanges an API key for a session cookie
+ * (httpOnly, SameSite=Lax, Secure over https): a JWT naming the user and the key, so revoking the
+ * key ends every session made with it. Forms carry a CSRF token: an HMAC of a random per-browser
+ * value kept in its own httpOnly cookie; a POST whose token or Origin does not match is refused.
+ */
+export const SESSION_COOKIE = 'outdial_session';
+export const CSRF_COOKIE = 'outdial_csrf';
+const SESSION_HOURS = 12;
+const AUDIENCE = 'outdial-dashboard';
+
+export interface DashboardSession {
+  userId: string;
+  keyId: string;
+}
+
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const cookies: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const index = part.indexOf('=');
+    if (index <= 0) continue;
+    const name = part.slice(0, index).trim();
+    const value = part.slice(index + 1).trim();
+    try {
+      cookies[name] = decodeURIComponent(value);
+    } catch {
+      // A malformed cookie is ignored, as if it were absent.
+    }
+  }
+  return cookies;
+}
+
+function cookie(
+  name: string,
+  value: string,
+  options: { maxAge: number; secure: boolean; sameSite: string },
+): string {
+  return [
+    `${name}=${encodeURIComponent(value)}`,
+    'Path=/',
+    'HttpOnly',
+    `SameSite=${options.sameSite}`,
+    `Max-Age=${options.maxAge}`,
+    ...(options.secure ? ['Secure'] : []),
+  ].join('; ');
+}
+
+export class Sessions {
+  private readonly key: Uint8Array;
+
+  constructor(
+    private readonly keys: KeyService,
+    jwtSecret: string,
+    private readonly secureCookies: boolean,
+  ) {
+    this.key = new TextEncoder().encode(`${jwtSecret}:dashboard-session`);
+  }
+
+  /** Signs in with an API key: the session, or null when the key is not valid. */
+  async signIn(apiKey: string, reply: FastifyReply): Promise<DashboardSession | null> {
+    const auth = await this.keys.authenticate(apiKey.trim());
+    if (!auth) return null;
+    const token = await new SignJWT({ kid: auth.keyId })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(auth.userId)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(`${SESSION_HOURS}h`)
+      .sign(this.key);
+    this.appendCookie(
+      reply,
+      cookie(SESSION_COOKIE, token, {
+        maxAge: SESSION_HOURS * 3600,
+        secure: this.secureCookies,
+        sameSite: 'Lax',
+      }),
+    );
+    return auth;
+  }
+
+  signOut(reply: FastifyReply): void {
+    this.appendCookie(
+      reply,
+      cookie(SESSION_COOKIE, '', { maxAge: 0, secure: this.secureCookies, sameSite: 'Lax' }),
+    );
+  }
+
+  /** The request's session, if its cookie is valid and the key it was made with still works. */
+  async read(request: FastifyRequest): Promise<DashboardSession | null> {
+    const token = parseCookies(request.headers.cookie)[SESSION_COOKIE];
+    if (!token) return null;
+    try {
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], audience: AUDIENCE });
+      const userId = payload.sub;
+      const keyId = typeof payload.kid === 'string' ? payload.kid : undefined;
+      if (!userId || !keyId) return null;
+      return (await this.keys.isActive(keyId, userId)) ? { userId, keyId } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The CSRF token for this browser's forms (setting its cookie on first use). */
+  csrfToken(request: FastifyRequest, reply: FastifyReply): string {
+    let seed = parseCookies(request.headers.cookie)[CSRF_COOKIE];
+    if (!seed || !/^[A-Za-z0-9_-]{20,64}$/.test(seed)) {
+      seed = randomBytes(24).toString('base64url');
+      this.appendCookie(
+        reply,
+        cookie(CSRF_COOKIE, seed, { maxAge: 7 * 86400, secure: this.secureCookies, sameSite: 'Strict' }),
+      );
+      // Later reads in this request see the new seed.
+      request.headers.cookie = `${request.headers.cookie ? `${request.headers.cookie}; ` : ''}${CSRF_COOKIE}=${seed}`;
+    }
+    return this.sign(seed);
+  }
+
+  /** True when a form's token matches this browser's seed and the request comes from this site. */
+  checkCsrf(request: FastifyRequest, given: unknown): boolean {
+    const origin = request.headers.origin;
+    if (origin && origin !== 'null') {
+      try {
+        if (new URL(origin).host !== request.headers.host) return false;
+      } catch {
+        return false;
+      }
+    }
+    const seed = parseCookies(request.headers.cookie)[CSRF_COOKIE];
+    if (!seed || typeof given !== 'string') return false;
+    const expected = Buffer.from(this.sign(seed));
+    const actual = Buffer.from(given);
+    return expected.length === actual.length && timingSafeEqual(expected, actual);
+  }
+
+  private sign(seed: string): string {
+    return createHmac('sha256', this.key).update(`csrf:${seed}`).digest('base64url');
+  }
+
+  private appendCookie(reply: FastifyReply, value: string): void {
+    const existing = reply.getHeader('set-cookie');
+    const list = Array.isArray(existing) ? existing : existing ? [String(existing)] : [];
+    reply.header('set-cookie', [...list, value]);
+  }
+}
