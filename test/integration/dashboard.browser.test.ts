@@ -7,9 +7,6 @@ import { ROOT } from '../helpers/process.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.join(ROOT, 'test/artifacts');
-/** A page-side check (run in the browser) that the campaign shows `status`. */
-const statusIs = (status: string) =>
-  `document.querySelector('[data-field="status"]')?.textContent === ${JSON.stringify(status)}`;
 
 /**
  * The dashboard in a real browser (Debian's Chromium through playwright-core): sign in, watch a
@@ -39,6 +36,9 @@ describe(`dashboard in a browser (${STORE})`, () => {
     await t?.close();
   });
 
+  /** The campaign's status badge once it reads `status` (the page updates it by itself). */
+  const statusShown = (status: string) =>
+    page.locator('[data-field="status"]', { hasText: new RegExp(`^${status}$`) });
   const shot = (name: string) =>
     page.screenshot({ path: path.join(ARTIFACTS, `${STORE}-${name}.png`), fullPage: true });
   const api = (account: Account, url: string, body?: unknown) =>
@@ -86,7 +86,7 @@ describe(`dashboard in a browser (${STORE})`, () => {
     await page.click(`a[href="/dashboard/batches/${batchId}"]`);
     await page.waitForSelector('#batch');
     // No reload: the page's own polling moves it to completed.
-    await page.waitForFunction(statusIs('completed'), null, { timeout: 30_000 });
+    await statusShown('completed').waitFor({ timeout: 30_000 });
     expect(await page.textContent('[data-field="processed"]')).toBe('12');
     expect(await page.$('#chart canvas')).not.toBeNull();
     expect(await page.textContent('#outcomes')).toContain('COMPLETED');
@@ -111,7 +111,7 @@ describe(`dashboard in a browser (${STORE})`, () => {
       await dialog.accept();
     });
     await page.click('#cancel-form button');
-    await page.waitForFunction(statusIs('cancelled'));
+    await statusShown('cancelled').waitFor();
     expect(asked).toContain('Cancel this campaign?');
     const status = await api(alice, `/api/v1/batch/check-status?batchId=${batchId}`);
     expect(((await status.json()) as { status: string }).status).toBe('cancelled');
