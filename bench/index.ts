@@ -1,10 +1,11 @@
 import { benchDispatch } from './dispatch.js';
 import { benchIngest } from './ingest.js';
+import { benchReads } from './reads.js';
 import { benchWebhooks } from './webhooks.js';
 
 /**
  * `npm run bench [scenario...]`: ingest-postgres, ingest-pglite, dispatch-postgres, dispatch-pglite,
- * webhooks-postgres, webhooks-pglite
+ * webhooks-postgres, webhooks-pglite, reads-postgres, reads-pglite
  * (all by default). Each scenario prints its measurements beside its baseline, as ratios.
  */
 const scenarios: Record<string, () => Promise<void>> = {
@@ -14,6 +15,8 @@ const scenarios: Record<string, () => Promise<void>> = {
   'dispatch-pglite': () => benchDispatch('pglite'),
   'webhooks-postgres': () => benchWebhooks('postgres'),
   'webhooks-pglite': () => benchWebhooks('pglite'),
+  'reads-postgres': () => benchReads('postgres'),
+  'reads-pglite': () => benchReads('pglite'),
 };
 
 const wanted = process.argv.slice(2);

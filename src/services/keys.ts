@@ -41,6 +41,8 @@ const KEY_CACHE_MAX = 10_000;
 export class KeyService {
   private readonly secret: Uint8Array;
   private readonly cache = new Map<string, CachedKey>();
+  /** Tokens whose signature has been verified: token -> its claims. */
+  private readonly verified = new Map<string, { sub: string; jti: string; exp?: number }>();
 
   constructor(private readonly deps: Pick<Deps, 'db' | 'clock' | 'jwtSecret' | 'logger'>) {
     this.secret = new TextEncoder().encode(deps.jwtSecret);
@@ -87,8 +89,18 @@ export class KeyService {
 
   /** The key's user, or null for anything that must be answered with 401. */
   async authenticate(token: string): Promise<AuthenticatedKey | null> {
+    // A token whose signature was checked before is not checked again (the row still is, below):
+    // an HMAC per request is most of what a cached read costs.
+    const verified = this.verified.get(token);
+    const nowSeconds = this.deps.clock.now().getTime() / 1000;
+    if (verified && (verified.exp === undefined || verified.exp > nowSeconds)) {
+      return (await this.isActive(verified.jti, verified.sub))
+        ? { userId: verified.sub, keyId: verified.jti }
+        : null;
+    }
     let sub: string | undefined;
     let jti: string | undefined;
+    let exp: number | undefined;
     try {
       const { payload } = await jwtVerify(token, this.secret, {
         algorithms: ['HS256'],
@@ -97,11 +109,17 @@ export class KeyService {
       });
       sub = payload.sub;
       jti = payload.jti;
+      exp = payload.exp;
     } catch (error) {
       if (error instanceof joseErrors.JOSEError || error instanceof TypeError) return null;
       throw error;
     }
     if (!sub || !jti) return null;
+    this.verified.set(token, { sub, jti, ...(exp === undefined ? {} : { exp }) });
+    if (this.verified.size > KEY_CACHE_MAX) {
+      const oldest = this.verified.keys().next().value;
+      if (oldest !== undefined) this.verified.delete(oldest);
+    }
     return (await this.isActive(jti, sub)) ? { userId: sub, keyId: jti } : null;
   }
 

@@ -94,6 +94,12 @@ describe(`dashboard in a browser (${STORE})`, () => {
     expect(await page.$('#cancel-form')).toBeNull();
     await shot('campaign-completed');
 
+    // Readable on a phone: nothing wider than the screen but the tables, which scroll in their box.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expect.poll(() => page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await shot('campaign-phone');
+    await page.setViewportSize({ width: 1280, height: 900 });
+
     // A call, from the campaign's list.
     await page.click('#calls tr a');
     await page.waitForSelector('.transcript, .muted');

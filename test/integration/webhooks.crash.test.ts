@@ -114,12 +114,20 @@ describe(`webhook delivery across crashes (${STORE})`, () => {
     // durable work on the call row: nothing is queued or sent while no worker runs.
     await eventually(async () => {
       const status = (
-        await t.request({ method: 'GET', url: `/api/v1/call/check-status?callId=${callId}`, key: account.key })
+        await t.request({
+          method: 'GET',
+          url: `/api/v1/call/check-status?callId=${callId}`,
+          key: account.key,
+        })
       ).json<{ data: { status: string } }>();
       return status.data.status !== 'ONGOING' ? true : undefined;
     });
     const before = (
-      await t.request({ method: 'GET', url: `/api/v1/webhooks/deliveries?callId=${callId}`, key: account.key })
+      await t.request({
+        method: 'GET',
+        url: `/api/v1/webhooks/deliveries?callId=${callId}`,
+        key: account.key,
+      })
     ).json<unknown[]>();
     expect(before).toEqual([]);
     expect(receiver.received).toHaveLength(0);

@@ -112,7 +112,8 @@ describe('webhooks', () => {
     });
     // The batch event can come before the last call's: call events wait for their analysis.
     await eventually(
-      async () => (receiver.on('/batches').length === 1 && receiver.on('/calls').length === 3 ? true : undefined),
+      async () =>
+        receiver.on('/batches').length === 1 && receiver.on('/calls').length === 3 ? true : undefined,
       15_000,
     );
     const calls = receiver.on('/calls');

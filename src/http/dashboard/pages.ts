@@ -240,6 +240,7 @@ export function registerDashboard(
     const batchId = (request.params as { batchId: string }).batchId;
     try {
       await services.batches.cancel(session.userId, batchId);
+      services.batchReads.forget(batchId);
     } catch (error) {
       if (
         !(error instanceof AppError) ||

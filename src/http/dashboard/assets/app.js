@@ -62,7 +62,9 @@
     if (!chartBox || typeof window.uPlot !== 'function') return;
     const xs = series.map((point) => point[0]);
     const ys = series.map((point) => point[1]);
-    const width = Math.max(chartBox.clientWidth - 16, 240);
+    // The section's width, not the chart box's: the box is as wide as the chart it holds.
+    const available = () => Math.max((chartBox.parentElement || chartBox).clientWidth - 24, 240);
+    const width = available();
     if (!chart) {
       chart = new window.uPlot(
         {
@@ -71,6 +73,7 @@
           series: [{}, { label: 'calls/s', stroke: '#2454d6', fill: 'rgba(36,84,214,0.12)' }],
           axes: [{}, { label: 'calls per second' }],
           scales: { x: { time: true } },
+          legend: { show: false },
         },
         [xs, ys],
         chartBox,

@@ -12,7 +12,7 @@ const CancelReply = Type.Object({
   message: Type.String(),
 });
 
-export function registerBatchCancel(app: App, services: Pick<AppServices, 'batches'>): void {
+export function registerBatchCancel(app: App, services: Pick<AppServices, 'batches' | 'batchReads'>): void {
   app.post(
     '/api/v1/batch/cancel',
     {
@@ -25,7 +25,9 @@ export function registerBatchCancel(app: App, services: Pick<AppServices, 'batch
     },
     async (request) => {
       const auth = requireAuth(request);
-      return services.batches.cancel(auth.userId, request.query.batchId);
+      const cancelled = await services.batches.cancel(auth.userId, request.query.batchId);
+      services.batchReads.forget(request.query.batchId);
+      return cancelled;
     },
   );
 }
