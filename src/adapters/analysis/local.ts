@@ -32,11 +32,18 @@ const cue = (intent: Cue['intent'], weight: number, pattern: RegExp): Cue => ({ 
 /** In the order they are read: a cue that matches removes its words before the next ones look. */
 const CUES: Cue[] = [
   // Removal wins over everything: it is a legal matter, not a preference.
+  cue('do_not_call', 6, /\b(stop|quit|cease)\s+(calling|ringing|phoning|contacting|bothering)\b/g),
   cue(
     'do_not_call',
     6,
-    /\b(stop|quit|cease|don'?t|do not|never|no more)\s+(ever\s+)?(call|calling|ringing|phoning|contacting|bothering)\b/g,
+    /\b(don'?t|do not|never|no more)\s+(ever\s+)?(call|calling|ring|ringing|phone|phoning|contact|contacting|bother|bothering)\s+(me|us|here|this (number|house|line|phone)|again|anymore|any more)\b/g,
   ),
+  cue(
+    'do_not_call',
+    6,
+    /\b((i'?d like|i want|i need|please)\s+(you\s+)?to\s+)?(be\s+)?removed?\s+(me\s+|us\s+)?from\s+(any|all|your|the|future|this)\b[^.]{0,30}/g,
+  ),
+  cue('do_not_call', 3, /\b(can'?t|don'?t want to)\s+keep\s+getting\b/g),
   cue(
     'do_not_call',
     6,
@@ -72,7 +79,22 @@ const CUES: Cue[] = [
   cue('voicemail', 3, /\b(not available|unavailable|is not in service|has been disconnected)\b/g),
   cue('voicemail', 3, /\bpress\s+(one|two|\d|pound|star)\b/g),
 
-  cue('wrong_number', 6, /\bwrong\s+(number|person|guy|lady|house|line)\b/g),
+  cue('wrong_number', 6, /\bwrong\s+(numb?e?r|person|guy|lady|house|line)\b/g),
+  cue('wrong_number', 5, /\b(nobody|no one|no-one)\s+(named|called|by that name|by the name)\b/g),
+  cue(
+    'wrong_number',
+    4,
+    /\b(had|has|used to have)\s+this\s+number\b|\b(got|had|have had)\s+(this|the)\s+number\s+(for|since|about)\b|\bmy number since\b/g,
+  ),
+  cue(
+    'wrong_number',
+    4,
+    /\b(records|information|info|list|data|file)\s+(is|are|must be)\s+(wrong|outdated|out of date)\b/g,
+  ),
+  cue('wrong_number', 4, /\bno\s+[a-z]+\s+(on staff|works here|at this (number|address))\b/g),
+  cue('wrong_number', 4, /\bgave you (my|the wrong|this) number\b|\b(digit|number) off\b/g),
+  cue('wrong_number', 3, /\bthis is my (phone|number|cell|business line|line)\b/g),
+  cue('wrong_number', 3, /\b(don'?t|do not)\s+know\s+(any|anyone|anybody|a|who)\b/g),
   cue('wrong_number', 5, /\b(no|nobody|no one|no-one)\s+(here\s+)?(by|named|called|with)\s+that\s+name\b/g),
   cue('wrong_number', 5, /\bthere'?s\s+no\s+[a-z]+(\s+[a-z]+)?\s+(here|at this number|living here)\b/g),
   cue('wrong_number', 5, /\bthere is no\s+[a-z]+(\s+[a-z]+)?\s+(here|at this number)\b/g),
@@ -111,6 +133,18 @@ const CUES: Cue[] = [
   ),
   cue('not_interested', 2, /\b(not|don'?t)\s+(think so|see the point|bother)\b/g),
   cue('not_interested', 2, /\b(decline|no deal|not buying|not today)\b/g),
+  cue(
+    'not_interested',
+    3,
+    /\b(let it (lapse|expire|go)|not renewing|won'?t be renewing|cancel (it|my|our))\b/g,
+  ),
+  cue(
+    'not_interested',
+    3,
+    /\b(moved|switched|went|going|gone)\s+(over\s+)?(to|with)\s+(another|a different|someone else|a competitor)\b/g,
+  ),
+  cue('not_interested', 2, /\b(take my chances|decision'?s been made|decided against)\b/g),
+  cue('not_interested', 2, /^\s*(honestly,?\s+|thanks,?\s+but\s+)?(no|pass)[.!]?\s*$/g),
 
   cue(
     'callback_requested',
@@ -283,6 +317,10 @@ export function readIntent(sentences: Sentence[], turns: number, callStatus?: st
     second = Math.max(...TIE_ORDER.filter((i) => i !== 'do_not_call').map((i) => scores[i]));
     bestScore = scores.do_not_call;
   }
+  // "Yes", "okay" and "sure" are how people answer questions: alone they are no sign of interest.
+  if (best === 'interested' && !hits.some((hit) => hit.intent === 'interested' && hit.base >= 2)) {
+    bestScore = 0;
+  }
   if (bestScore < MIN_SCORE) {
     return { intent: 'other', confidence: sentences.length === 0 ? 0.2 : 0.35, scores, hits };
   }
@@ -292,12 +330,17 @@ export function readIntent(sentences: Sentence[], turns: number, callStatus?: st
   return { intent: best, confidence, scores, hits };
 }
 
+/** Sentences that are only courtesy: they say nothing of how the contact feels about the call. */
+const COURTESY =
+  /^\s*(ok(ay)?,?\s*)?(thanks?( you)?( so much| very much)?|you too|bye(-bye)?|good ?bye|take care|have a (good|nice|great) (one|day|evening|night))[\s,.!]*(bye(-bye)?|you too|take care)?[\s,.!]*$/;
+
 function sentimentOf(sentences: Sentence[], intent: Intent): { sentiment: Sentiment; score: number } {
   if (sentences.length === 0) return { sentiment: 'neutral', score: 0 };
   // Later sentences weigh more, like the intent; the average keeps one curse from deciding alone.
   let total = 0;
-  let weights = 0;
+  let weights = 0.0001;
   sentences.forEach((sentence, index) => {
+    if (COURTESY.test(normalize(sentence.text))) return;
     const weight = 1 + index / sentences.length;
     total += sentence.sentiment * weight;
     weights += weight;
@@ -305,7 +348,10 @@ function sentimentOf(sentences: Sentence[], intent: Intent): { sentiment: Sentim
   let score = total / weights;
   if (intent === 'do_not_call') score = Math.min(score, -0.2);
   if (intent === 'interested') score = Math.max(score, 0.05);
-  const sentiment: Sentiment = score > 0.1 ? 'positive' : score < -0.1 ? 'negative' : 'neutral';
+  // Courtesy ("thanks", "have a good one") reads as positive to a lexicon; a call is positive only
+  // when the contact is clearly pleased.
+  const sentiment: Sentiment =
+    intent === 'voicemail' ? 'neutral' : score > 0.3 ? 'positive' : score < -0.1 ? 'negative' : 'neutral';
   return { sentiment, score };
 }
 
