@@ -68,7 +68,13 @@ interface CallRow {
 /** Seconds a simulated or real call may run past its expected end before the sweeper reconciles it. */
 const RECONCILE_GRACE_MS = 10_000;
 
+/** How long a live entry read or written by this process is reused without asking the cache. */
+const NEAR_CACHE_MS = 250;
+const NEAR_CACHE_MAX = 10_000;
+
 export class CallService {
+  private readonly near = new Map<string, { at: number; entry: LiveCallEntry }>();
+
   constructor(private readonly deps: Deps) {}
 
   /**
@@ -520,6 +526,7 @@ export class CallService {
 
   /** The live cache is a view: when it is down the call goes on and the database answers reads. */
   private async putLive(entry: LiveCallEntry): Promise<void> {
+    this.near.set(entry.callId, { at: Date.now(), entry });
     try {
       await this.deps.cache.putCall(entry);
     } catch (error) {
@@ -527,9 +534,22 @@ export class CallService {
     }
   }
 
+  /**
+   * The live entry: from this process's near cache when it was read or written here in the last
+   * NEAR_CACHE_MS (a client polling a call every few milliseconds costs one cache read per
+   * window), from the live cache otherwise.
+   */
   private async readLive(callId: string): Promise<LiveCallEntry | null> {
+    const now = Date.now();
+    const near = this.near.get(callId);
+    if (near && now - near.at < NEAR_CACHE_MS) return near.entry;
+    if (this.near.size > NEAR_CACHE_MAX) {
+      for (const [id, item] of this.near) if (now - item.at >= NEAR_CACHE_MS) this.near.delete(id);
+    }
     try {
-      return await this.deps.cache.getCall(callId);
+      const entry = await this.deps.cache.getCall(callId);
+      if (entry) this.near.set(callId, { at: now, entry });
+      return entry;
     } catch (error) {
       this.deps.logger.warn({ err: error, callId }, 'live cache read failed; answering from the database');
       return null;

@@ -43,16 +43,10 @@ export class BatchIngester {
     let taken = 0;
     for (let i = 0; i < limit; i++) {
       const claimed = await db.transaction().execute(async (trx) => {
-        const row = await trx
-          .selectFrom('batches')
-          .select('id')
-          .where('status', '=', 'ingesting')
-          .where('ingest_lease_until', '<', options.ignoreLease ? new Date(8.64e15) : now)
-          .orderBy('created_at')
-          .limit(1)
-          .forUpdate()
-          .skipLocked()
-          .executeTakeFirst();
+        let query = trx.selectFrom('batches').select('id').where('status', '=', 'ingesting');
+        // At an embedded start every lease is an orphan's, whenever it would have run out.
+        if (!options.ignoreLease) query = query.where('ingest_lease_until', '<', now);
+        const row = await query.orderBy('created_at').limit(1).forUpdate().skipLocked().executeTakeFirst();
         if (!row || this.running.has(row.id)) return null;
         await trx
           .updateTable('batches')

@@ -13,8 +13,14 @@ const say = (...turns: string[]) =>
 
 describe('local analyzer', () => {
   it('reaches 80% intent accuracy on the labelled transcriptions', async () => {
-    const report = await evaluateAnalyzer(analyzer, loadLabelledTranscripts());
+    const report = await evaluateAnalyzer(analyzer, loadLabelledTranscripts('transcripts'));
     expect(report.total).toBeGreaterThanOrEqual(60);
+    expect(report.intentAccuracy).toBeGreaterThanOrEqual(0.8);
+  });
+
+  it('reaches 80% on the held-out transcriptions it was never tuned on', async () => {
+    const report = await evaluateAnalyzer(analyzer, loadLabelledTranscripts('holdout'));
+    expect(report.total).toBe(35);
     expect(report.intentAccuracy).toBeGreaterThanOrEqual(0.8);
   });
 
