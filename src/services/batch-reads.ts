@@ -70,7 +70,7 @@ const STATS_FRESH_MS = 250;
 export class BatchReads {
   private readonly snapshots = new Map<
     string,
-    { at: number; batchId: string; value: Promise<BatchStatistics> }
+    { at: number; batchId: string; value: Promise<BatchStatistics>; json: string | null }
   >();
   constructor(private readonly deps: Deps) {}
 
@@ -90,9 +90,18 @@ export class BatchReads {
       for (const [k, entry] of this.snapshots) if (now - entry.at >= STATS_FRESH_MS) this.snapshots.delete(k);
     }
     const value = this.readStatus(userId, batchId, limit);
-    this.snapshots.set(key, { at: now, batchId, value });
+    this.snapshots.set(key, { at: now, batchId, value, json: null });
     value.catch(() => this.snapshots.delete(key));
     return value;
+  }
+
+  /** check-status as the JSON text of the reply, serialised once per snapshot. */
+  async checkStatusJson(userId: string, batchId: string, limit: number | null): Promise<string> {
+    const value = await this.checkStatus(userId, batchId, limit);
+    const snapshot = this.snapshots.get(`${userId}\u0000${batchId}\u0000${limit ?? 'all'}`);
+    if (!snapshot || (await snapshot.value) !== value) return JSON.stringify(value);
+    snapshot.json ??= JSON.stringify(value);
+    return snapshot.json;
   }
 
   /** Drops the snapshots of a batch (after a change its user expects to see at once). */

@@ -1,9 +1,18 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import { AppError } from '../../../domain/errors.js';
 import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { errorResponses, Id } from '../../schemas/common.js';
 import { BatchStatisticsSchema, LimitParam, parseLimit } from './batch.schemas.js';
+
+/**
+ * Sends check-status as the snapshot's JSON text, serialised once per snapshot rather than once
+ * per request (the schema still documents it; BatchStatistics has exactly its fields).
+ */
+async function sendJson(reply: FastifyReply, json: Promise<string>): Promise<FastifyReply> {
+  return reply.type('application/json; charset=utf-8').send(await json);
+}
 
 export function registerBatchCheckStatus(app: App, services: Pick<AppServices, 'batchReads'>): void {
   const response = { 200: BatchStatisticsSchema, ...errorResponses(400, 401, 404, 500) };
@@ -20,12 +29,15 @@ export function registerBatchCheckStatus(app: App, services: Pick<AppServices, '
         response,
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const auth = requireAuth(request);
-      return services.batchReads.checkStatus(
-        auth.userId,
-        request.query.batchId,
-        parseLimit(request.query.limit),
+      return sendJson(
+        reply,
+        services.batchReads.checkStatusJson(
+          auth.userId,
+          request.query.batchId,
+          parseLimit(request.query.limit),
+        ),
       );
     },
   );
@@ -41,13 +53,16 @@ export function registerBatchCheckStatus(app: App, services: Pick<AppServices, '
         response,
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const auth = requireAuth(request);
       if (!request.params.batchId) throw new AppError('MISSING_PARAMETER');
-      return services.batchReads.checkStatus(
-        auth.userId,
-        request.params.batchId,
-        parseLimit(request.query.limit),
+      return sendJson(
+        reply,
+        services.batchReads.checkStatusJson(
+          auth.userId,
+          request.params.batchId,
+          parseLimit(request.query.limit),
+        ),
       );
     },
   );
@@ -70,10 +85,13 @@ export function registerBatchCheckStatus(app: App, services: Pick<AppServices, '
       const auth = requireAuth(request);
       reply.header('deprecation', `@${Math.floor(Date.parse('2025-01-01T00:00:00Z') / 1000)}`);
       reply.header('link', '</api/v1/batch/check-status>; rel="successor-version"');
-      return services.batchReads.checkStatus(
-        auth.userId,
-        request.query.batchId,
-        parseLimit(request.query.limit),
+      return sendJson(
+        reply,
+        services.batchReads.checkStatusJson(
+          auth.userId,
+          request.query.batchId,
+          parseLimit(request.query.limit),
+        ),
       );
     },
   );
