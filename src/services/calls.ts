@@ -8,7 +8,14 @@ import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { E164_MESSAGE, normalizeE164 } from '../domain/phone.js';
 import type { BatchCompletedPayload, CallCompletedPayload } from '../domain/webhooks.js';
-import type { CallEndedEvent, DialRequest, LiveCallEntry, LiveCallStatus, Recording } from '../ports.js';
+import type {
+  CallEndedEvent,
+  DialRequest,
+  LiveCallEntry,
+  LiveCallStatus,
+  Recording,
+  VoiceProvider,
+} from '../ports.js';
 import type { Deps } from './deps.js';
 import { assertWebhookUrls, queueWebhook } from './webhooks.js';
 
@@ -461,7 +468,14 @@ export class CallService {
         agent: agentForDial({ id: row.agent_id, name: row.agent_name, basic_details: row.basic_details }),
         contact: { id: row.contact_id, name: row.contact_name },
       };
-      const state = await this.deps.provider.lookup(request, row.created_at);
+      let state: Awaited<ReturnType<VoiceProvider['lookup']>>;
+      try {
+        state = await this.deps.provider.lookup(request, row.created_at);
+      } catch (error) {
+        // One call the provider cannot answer for must not hold up the others behind it.
+        this.deps.logger.error({ err: error, callId: row.id }, 'could not look a call up with the provider');
+        continue;
+      }
       if (state.ended) {
         if (await this.finish(state.ended)) handled++;
       } else if (!state.known) {

@@ -124,17 +124,26 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       .sort((a, b) => a.at.getTime() - b.at.getTime());
   }
 
-  /** Writes the dial's record; false when the call id was dialed before (by any process). */
+  /**
+   * Writes the dial's record; false when the call id was dialed before (by any process). The
+   * record is written whole to a private file, then published under its name with link(), which
+   * fails if the name exists: so a record is either complete or absent, even if the process is
+   * killed halfway (a plain exclusive create could leave an empty record behind).
+   */
   private record(request: DialRequest, at: Date): boolean {
     const dir = this.options.dialsDir as string;
     fs.mkdirSync(dir, { recursive: true });
+    const line: SimulatedDial = { callId: request.callId, to: request.to, attempt: request.attempt, at };
+    const draft = path.join(dir, `${request.callId}.${process.pid}.${Date.now()}.tmp`);
+    fs.writeFileSync(draft, JSON.stringify(line));
     try {
-      const line: SimulatedDial = { callId: request.callId, to: request.to, attempt: request.attempt, at };
-      fs.writeFileSync(path.join(dir, `${request.callId}.json`), JSON.stringify(line), { flag: 'wx' });
+      fs.linkSync(draft, path.join(dir, `${request.callId}.json`));
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
       throw error;
+    } finally {
+      fs.rmSync(draft, { force: true });
     }
   }
 
