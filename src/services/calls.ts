@@ -78,9 +78,17 @@ const RECONCILE_GRACE_MS = 10_000;
 /** How long a live entry read or written by this process is reused without asking the cache. */
 const NEAR_CACHE_MS = 250;
 const NEAR_CACHE_MAX = 10_000;
+/** Most call ends applied in one transaction. */
+const ENDINGS_PER_GROUP = 200;
 
 export class CallService {
   private readonly near = new Map<string, { at: number; entry: LiveCallEntry }>();
+  private readonly endings: Array<{
+    event: CallEndedEvent;
+    resolve: (changed: boolean) => void;
+    reject: (error: unknown) => void;
+  }> = [];
+  private applyingEndings = false;
 
   constructor(private readonly deps: Deps) {}
 
@@ -216,6 +224,49 @@ export class CallService {
    * the batch's counters, and completes the batch with its last contact.
    */
   async finish(event: CallEndedEvent): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.endings.push({ event, resolve, reject });
+      if (!this.applyingEndings) void this.applyEndings();
+    });
+  }
+
+  /**
+   * Call ends that arrive together (a campaign ends hundreds a second) are applied in one
+   * transaction: the same effects as one by one, in a few statements instead of a few per call.
+   * A group that fails is applied again call by call, so one bad call cannot hold up the others.
+   */
+  private async applyEndings(): Promise<void> {
+    this.applyingEndings = true;
+    try {
+      while (this.endings.length > 0) {
+        // One turn of the event loop lets the ends reported at the same moment join the group.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        const group = this.endings.splice(0, ENDINGS_PER_GROUP);
+        if (group.length === 1) {
+          const [only] = group as [(typeof group)[number]];
+          await this.finishOne(only.event).then(only.resolve, only.reject);
+          continue;
+        }
+        try {
+          const results = await this.finishGroup(group.map((entry) => entry.event));
+          group.forEach((entry, index) => {
+            entry.resolve(results[index] ?? false);
+          });
+        } catch (error) {
+          this.deps.logger.warn(
+            { err: error, calls: group.length },
+            'a group of call ends failed; applying them one by one',
+          );
+          for (const entry of group) await this.finishOne(entry.event).then(entry.resolve, entry.reject);
+        }
+      }
+    } finally {
+      this.applyingEndings = false;
+    }
+  }
+
+  /** One call's end, in its own transaction (the path a lone end, or a failed group, takes). */
+  private async finishOne(event: CallEndedEvent): Promise<boolean> {
     const charge = minutesToCharge(event.status, event.duration);
     // A call with something said is analysed in the background; its call webhook waits for that.
     const analyse = event.transcription.some((entry) => entry.content.trim() !== '');
@@ -286,6 +337,100 @@ export class CallService {
     if (!updated) return false;
     await this.putLive(this.liveFromRow(updated));
     return true;
+  }
+
+  /** Several calls' ends in one transaction; returns, per event, whether it changed anything. */
+  private async finishGroup(events: CallEndedEvent[]): Promise<boolean[]> {
+    const { db, clock } = this.deps;
+    const first = new Map<string, number>();
+    events.forEach((event, index) => {
+      if (!first.has(event.callId)) first.set(event.callId, index);
+    });
+    const unique = [...first.values()].map((index) => events[index] as CallEndedEvent);
+    const ids = unique.map((event) => event.callId);
+    const analysed = (event: CallEndedEvent) =>
+      event.transcription.some((entry) => entry.content.trim() !== '');
+    const done = await db.transaction().execute(async (trx) => {
+      // The same lock order as a single end: the batch rows first (in id order, so two groups
+      // never wait on each other in a circle), then the users whose minutes change, then the calls.
+      const batches = (
+        await sql<LockedBatch>`
+          select b.id, b.status, b.total, b.processed, b.max_attempts, b.no_answer_delay_ms,
+                 b.busy_delay_ms, b.user_id, b.agent_id, b.webhooks, b.succeeded, b.failed,
+                 b.created_at, b.started_at
+          from batches b
+          where b.id in (select batch_id from calls where id = any(${ids}::text[]) and batch_id is not null)
+          order by b.id
+          for update of b`.execute(trx)
+      ).rows;
+      await sql`
+        select id from users
+        where id in (select user_id from calls where id = any(${ids}::text[]))
+        order by id for update`.execute(trx);
+      const now = clock.now();
+      const rows = (
+        await sql<
+          CallRow & {
+            status_callback_url: string | null;
+            batch_seq: number | null;
+            attempt: number;
+            minutes_charged: number;
+          }
+        >`
+          update calls c set
+            status = x.status, duration = x.duration::int, answered_at = x.answered_at::timestamptz,
+            ended_at = x.ended_at::timestamptz, error = x.error, transcription = x.transcription::jsonb,
+            minutes_charged = x.charge::int, updated_at = ${now}, analysis_status = x.analysis,
+            analysis_due_at = case when x.analysis is null then null else ${now}::timestamptz end
+          from unnest(
+            ${ids}::text[], ${unique.map((e) => e.status)}::text[], ${unique.map((e) => String(e.duration))}::text[],
+            ${unique.map((e) => e.answeredAt?.toISOString() ?? null)}::text[], ${unique.map((e) => e.endedAt.toISOString())}::text[],
+            ${unique.map((e) => e.error)}::text[], ${unique.map((e) => JSON.stringify(e.transcription))}::text[],
+            ${unique.map((e) => String(minutesToCharge(e.status, e.duration)))}::text[],
+            ${unique.map((e) => (analysed(e) ? 'pending' : null))}::text[]
+          ) as x(id, status, duration, answered_at, ended_at, error, transcription, charge, analysis)
+          where c.id = x.id and c.status = 'ONGOING'
+          returning c.id, c.user_id, c.agent_id, c.contact_id, c.batch_id, c.status, c.phone_number, c.error,
+                    c.duration, c.created_at, c.status_callback_url, c.batch_seq, c.attempt, c.minutes_charged`.execute(
+          trx,
+        )
+      ).rows;
+      if (rows.length === 0) return rows;
+      const charges = new Map<string, number>();
+      for (const row of rows) charges.set(row.user_id, (charges.get(row.user_id) ?? 0) + row.minutes_charged);
+      const charged = [...charges].filter(([, minutes]) => minutes > 0);
+      if (charged.length > 0) {
+        await sql`
+          update users u set available_minutes = u.available_minutes - x.minutes
+          from unnest(${charged.map(([id]) => id)}::text[], ${charged.map(([, m]) => m)}::int[]) as x(id, minutes)
+          where u.id = x.id`.execute(trx);
+      }
+      const eventById = new Map(unique.map((event) => [event.callId, event]));
+      const completedBatches = await advanceBatchContacts(trx, batches, rows, eventById, now);
+      for (const row of rows) {
+        const batch = row.batch_id ? batches.find((b) => b.id === row.batch_id) : undefined;
+        const url = batch ? batch.webhooks?.onCallComplete : row.status_callback_url;
+        const event = eventById.get(row.id);
+        if (url && event && !analysed(event)) {
+          await queueWebhook(trx, {
+            userId: row.user_id,
+            url,
+            payload: await this.completedPayload(trx, row.id),
+            batchId: row.batch_id,
+            callId: row.id,
+            now,
+          });
+        }
+      }
+      for (const { batch, payload } of completedBatches) {
+        const url = batch.webhooks?.onBatchComplete;
+        if (url) await queueWebhook(trx, { userId: batch.user_id, url, payload, batchId: batch.id, now });
+      }
+      return rows;
+    });
+    for (const row of done) await this.putLive(this.liveFromRow(row));
+    const changed = new Set(done.map((row) => row.id));
+    return events.map((event, index) => first.get(event.callId) === index && changed.has(event.callId));
   }
 
   /**
@@ -659,9 +804,19 @@ interface LockedBatch {
 
 /** The onBatchComplete payload of a batch whose last contact has just finished (with `lastSucceeded`). */
 function batchCompletedPayload(batch: LockedBatch, lastSucceeded: boolean, now: Date): BatchCompletedPayload {
-  const processed = batch.processed + 1;
-  const succeeded = batch.succeeded + (lastSucceeded ? 1 : 0);
-  const failed = batch.failed + (lastSucceeded ? 0 : 1);
+  return batchSummaryPayload(batch, 1, lastSucceeded ? 1 : 0, now);
+}
+
+/** The onBatchComplete payload of a batch whose last `finished` contacts (`succeeded` of them) just finished. */
+function batchSummaryPayload(
+  batch: LockedBatch,
+  finished: number,
+  newlySucceeded: number,
+  now: Date,
+): BatchCompletedPayload {
+  const processed = batch.processed + finished;
+  const succeeded = batch.succeeded + newlySucceeded;
+  const failed = batch.failed + (finished - newlySucceeded);
   return {
     event: 'batch.completed',
     batchId: batch.id,
@@ -738,6 +893,99 @@ async function advanceBatchContact(
     .where('id', '=', batch.id)
     .execute();
   return completes;
+}
+
+/**
+ * The batch side of a group of call ends: each batch contact moves on as in advanceBatchContact,
+ * in one statement, then each batch's counters move by the contacts that finished. Returns the
+ * batches this completed, with their onBatchComplete payload.
+ */
+async function advanceBatchContacts(
+  trx: Db,
+  batches: LockedBatch[],
+  rows: Array<{ id: string; batch_id: string | null; batch_seq: number | null; attempt: number }>,
+  events: Map<string, CallEndedEvent>,
+  now: Date,
+): Promise<Array<{ batch: LockedBatch; payload: BatchCompletedPayload }>> {
+  const byId = new Map(batches.map((batch) => [batch.id, batch]));
+  const moves: Array<{
+    batchId: string;
+    seq: number;
+    callId: string;
+    retry: boolean;
+    nextAt: Date | null;
+    outcome: string;
+  }> = [];
+  for (const row of rows) {
+    const batch = row.batch_id ? byId.get(row.batch_id) : undefined;
+    const event = events.get(row.id);
+    if (!batch || row.batch_seq === null || !event) continue;
+    const active =
+      batch.status === 'processing' || batch.status === 'pending' || batch.status === 'scheduled';
+    const step = active
+      ? nextStep(event.status, row.attempt, {
+          maxAttempts: batch.max_attempts,
+          noAnswerDelayMs: batch.no_answer_delay_ms,
+          busyDelayMs: batch.busy_delay_ms,
+        })
+      : ({ retry: false } as const);
+    moves.push({
+      batchId: batch.id,
+      seq: row.batch_seq,
+      callId: row.id,
+      retry: step.retry,
+      nextAt: step.retry ? new Date(Math.max(event.endedAt.getTime(), now.getTime()) + step.delayMs) : null,
+      outcome: event.status,
+    });
+  }
+  if (moves.length === 0) return [];
+  const moved = await sql<{ batch_id: string; call_id: string }>`
+    update batch_contacts bc set
+      state = case when x.retry then 'queued' else 'done' end,
+      outcome = x.outcome, lease_until = null,
+      next_attempt_at = coalesce(x.next_at::timestamptz, bc.next_attempt_at)
+    from unnest(
+      ${moves.map((m) => m.batchId)}::text[], ${moves.map((m) => m.seq)}::int[], ${moves.map((m) => m.callId)}::text[],
+      ${moves.map((m) => m.retry)}::boolean[], ${moves.map((m) => m.nextAt?.toISOString() ?? null)}::text[],
+      ${moves.map((m) => m.outcome)}::text[]
+    ) as x(batch_id, seq, call_id, retry, next_at, outcome)
+    where bc.batch_id = x.batch_id and bc.seq = x.seq and bc.state = 'dialing' and bc.call_id = x.call_id
+    returning bc.batch_id, bc.call_id`.execute(trx);
+  const finished = new Map<string, { processed: number; succeeded: number; lastSucceeded: boolean }>();
+  const moveByCall = new Map(moves.map((move) => [move.callId, move]));
+  for (const row of moved.rows) {
+    const move = moveByCall.get(row.call_id);
+    if (!move || move.retry) continue;
+    const tally = finished.get(row.batch_id) ?? { processed: 0, succeeded: 0, lastSucceeded: false };
+    tally.processed++;
+    if (isSuccess(move.outcome as CallEndedEvent['status'])) tally.succeeded++;
+    finished.set(row.batch_id, tally);
+  }
+  const completed: Array<{ batch: LockedBatch; payload: BatchCompletedPayload }> = [];
+  for (const [batchId, tally] of finished) {
+    const batch = byId.get(batchId) as LockedBatch;
+    const active =
+      batch.status === 'processing' || batch.status === 'pending' || batch.status === 'scheduled';
+    const completes = active && batch.processed + tally.processed >= batch.total;
+    await trx
+      .updateTable('batches')
+      .set({
+        processed: sql`processed + ${tally.processed}`,
+        succeeded: sql`succeeded + ${tally.succeeded}`,
+        failed: sql`failed + ${tally.processed - tally.succeeded}`,
+        updated_at: now,
+        ...(completes ? { status: 'completed' as const, completed_at: now } : {}),
+      })
+      .where('id', '=', batchId)
+      .execute();
+    if (completes) {
+      completed.push({
+        batch,
+        payload: batchSummaryPayload(batch, tally.processed, tally.succeeded, now),
+      });
+    }
+  }
+  return completed;
 }
 
 function agentForDial(agent: {

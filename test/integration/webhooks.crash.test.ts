@@ -45,8 +45,8 @@ describe(`webhook delivery across crashes (${STORE})`, () => {
       OUTDIAL_SIM_RING_MS: '20',
       OUTDIAL_SIM_TALK_MS: '80',
       OUTDIAL_WEBHOOK_ALLOW_PRIVATE: 'true',
-      // An attempt may take 1 s; its claim lapses 5 s after that.
-      OUTDIAL_WEBHOOK_TIMEOUT_MS: '1000',
+      // An attempt may take 3 s; its claim lapses 5 s after that.
+      OUTDIAL_WEBHOOK_TIMEOUT_MS: '3000',
     });
     let server: Child = startCli(['serve'], env);
     cleanup.push(() => server.stop('SIGKILL'));
@@ -87,7 +87,11 @@ describe(`webhook delivery across crashes (${STORE})`, () => {
       }).then((r) => r.json())) as Array<{ status: string; attempts: number }>;
       return list[0]?.status === 'succeeded' ? list : undefined;
     });
-    expect(log).toEqual([expect.objectContaining({ status: 'succeeded', attempts: 2, lastStatus: 200 })]);
+    // Two attempts at least (the lost one, the one after the restart); on a loaded machine an
+    // answer can also come too late for an attempt, which makes one more, with the same id.
+    expect(log).toEqual([expect.objectContaining({ status: 'succeeded', lastStatus: 200 })]);
+    expect(log[0]?.attempts).toBeGreaterThanOrEqual(2);
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
     await server.stop('SIGTERM');
   }, 180_000);
 
