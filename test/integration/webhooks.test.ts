@@ -21,7 +21,9 @@ describe('webhooks', () => {
       env: {
         OUTDIAL_WEBHOOK_ALLOW_PRIVATE: 'true',
         OUTDIAL_WEBHOOK_RETRY_DELAYS_MS: delays.join(','),
-        OUTDIAL_WEBHOOK_TIMEOUT_MS: '700',
+        // Long enough that a busy test process (the receiver shares it) never times an attempt out
+        // by accident; the timeout test below waits for it on purpose.
+        OUTDIAL_WEBHOOK_TIMEOUT_MS: '1500',
       },
       overrides: { dispatchTickMs: 50 },
     });
@@ -246,8 +248,8 @@ describe('webhooks', () => {
     expect(delivery).toMatchObject({ status: 'succeeded', attempts: 2, lastStatus: 200 });
     const attempts = receiver.on('/slow');
     expect(attempts).toHaveLength(2);
-    // The second attempt waits for the 700 ms timeout (and then the first retry delay).
-    expect(nth(attempts, 1).at - nth(attempts, 0).at).toBeGreaterThanOrEqual(700);
+    // The second attempt waits for the 1.5 s timeout (and then the first retry delay).
+    expect(nth(attempts, 1).at - nth(attempts, 0).at).toBeGreaterThanOrEqual(1500);
   });
 
   it('does not follow redirects, not even to a cloud metadata address', async () => {
