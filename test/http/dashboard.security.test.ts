@@ -96,8 +96,9 @@ describe('dashboard security', () => {
       expect(res.statusCode, url).toBe(303);
       expect(res.headers.location).toBe(`/sign-in?next=${encodeURIComponent(url)}`);
     }
-    const data = await browser.get('/dashboard/api/batches/bat_x');
-    expect(data.statusCode).toBe(401);
+    for (const url of ['/dashboard/api/batches/bat_x', '/dashboard/api/calls/call_x']) {
+      expect((await browser.get(url)).statusCode, url).toBe(401);
+    }
     // A forged cookie is no session.
     browser.cookies.set('outdial_session', 'eyJhbGciOiJIUzI1NiJ9.e30.x');
     expect((await browser.get('/dashboard')).statusCode).toBe(303);
@@ -129,6 +130,15 @@ describe('dashboard security', () => {
     await browser.signIn(alice.key);
     expect((await browser.get(`/dashboard/batches/${bobsBatch}`)).statusCode).toBe(404);
     expect((await browser.get(`/dashboard/api/batches/${bobsBatch}`)).statusCode).toBe(404);
+    const bobsCall = await t.request({
+      method: 'POST',
+      url: '/api/v1/call/dial',
+      key: bob.key,
+      payload: { to: '+14155558002', agentConfigId: bob.agentId },
+    });
+    const bobsCallId = bobsCall.json().callId as string;
+    expect((await browser.get(`/dashboard/api/calls/${bobsCallId}`)).statusCode).toBe(404);
+    expect((await browser.get(`/dashboard/calls/${bobsCallId}`)).statusCode).toBe(404);
     const csrf = await browser.csrf('/dashboard');
     const cancel = await browser.post(`/dashboard/batches/${bobsBatch}/cancel`, { _csrf: csrf });
     expect(cancel.statusCode).toBe(404);

@@ -100,6 +100,12 @@ describe(`dashboard in a browser (${STORE})`, () => {
     await shot('campaign-phone');
     await page.setViewportSize({ width: 1280, height: 900 });
 
+    // A transcript on demand, in the list.
+    await page.click('#calls button[data-transcript]');
+    await page.waitForSelector('#calls .transcript-row .transcript li');
+    expect(await page.textContent('#calls .transcript-row')).toContain('Agent');
+    await shot('campaign-transcript');
+
     // A call, from the campaign's list.
     await page.click('#calls tr a');
     await page.waitForSelector('.transcript, .muted');

@@ -214,6 +214,24 @@ export function registerDashboard(
     }
   });
 
+  app.get('/dashboard/api/calls/:callId', async (request, reply) => {
+    const session = await signedIn(request, reply, true);
+    if (!session) return reply;
+    try {
+      const call = await services.dashboard.call(
+        session.userId,
+        (request.params as { callId: string }).callId,
+      );
+      return reply
+        .header('cache-control', 'no-store')
+        .send({ transcription: call.transcription, summary: call.summary });
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'NOT_FOUND')
+        return reply.status(404).send({ error: 'Not Found' });
+      throw error;
+    }
+  });
+
   app.get('/dashboard/batches/:batchId', async (request, reply) => {
     const session = await signedIn(request, reply);
     if (!session) return reply;
@@ -370,12 +388,13 @@ function batchPage(data: Awaited<ReturnType<DashboardReads['batch']>>, csrf: str
       <section aria-labelledby="outcomes-title"><h2 id="outcomes-title">Outcomes</h2>
         <ul id="outcomes" class="outcomes">${Object.entries(data.outcomes).map(([status, count]) => html`<li><span class="status status-${status}">${status}</span> ${count}</li>`)}</ul></section>
       <section aria-labelledby="calls-title"><h2 id="calls-title">Recent calls</h2>
-        <div class="table-wrap"><table><thead><tr><th>Call</th><th>Contact</th><th>Status</th><th>Duration</th><th>Summary</th></tr></thead>
+        <div class="table-wrap"><table><thead><tr><th>Call</th><th>Contact</th><th>Status</th><th>Duration</th><th>Summary</th><th>Transcript</th></tr></thead>
         <tbody id="calls">${data.calls.map(
           (c) => html`<tr><td><a href="/dashboard/calls/${c.id}">${formatDate(c.createdAt)}</a></td>
             <td>${c.contactName}<div class="muted">${c.phoneNumber}</div></td>
             <td><span class="status status-${c.status}">${c.status}</span></td><td>${formatDuration(c.duration)}</td>
-            <td>${c.summary ?? ''}</td></tr>`,
+            <td>${c.summary ?? ''}</td>
+            <td><button type="button" class="link" data-transcript="${c.id}" aria-expanded="false">Show</button></td></tr>`,
         )}</tbody></table></div></section>
     </div>`;
 }

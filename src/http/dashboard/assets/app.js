@@ -86,6 +86,28 @@
     }
   }
 
+  const openTranscripts = new Map();
+  function transcriptRow(transcription) {
+    const detail = document.createElement('tr');
+    detail.className = 'transcript-row';
+    const td = document.createElement('td');
+    td.colSpan = 6;
+    const list = document.createElement('ol');
+    list.className = 'transcript';
+    for (const entry of transcription) {
+      const li = document.createElement('li');
+      li.className = entry.role;
+      const who = document.createElement('strong');
+      who.textContent = entry.role === 'assistant' ? 'Agent' : 'Contact';
+      li.append(who, text(` ${entry.content}`));
+      list.append(li);
+    }
+    if (transcription.length === 0) list.append(text('Nothing was said.'));
+    td.append(list);
+    detail.append(td);
+    return detail;
+  }
+
   function render(data) {
     const batch = data.batch;
     const stats = batch.statistics;
@@ -114,7 +136,7 @@
     const calls = document.getElementById('calls');
     if (calls) {
       calls.replaceChildren(
-        ...data.calls.map((call) => {
+        ...data.calls.flatMap((call) => {
           const tr = document.createElement('tr');
           const link = document.createElement('a');
           link.href = `/dashboard/calls/${encodeURIComponent(call.id)}`;
@@ -125,14 +147,25 @@
           phone.className = 'muted';
           phone.textContent = call.phoneNumber;
           contact.append(phone);
+          const toggle = document.createElement('button');
+          toggle.type = 'button';
+          toggle.className = 'link';
+          toggle.dataset.transcript = call.id;
+          toggle.setAttribute('aria-expanded', 'false');
+          toggle.textContent = 'Show';
           tr.append(
             cell(link),
             cell(contact),
             cell(badge(call.status)),
             cell(duration(call.duration)),
             cell(call.summary || ''),
+            cell(toggle),
           );
-          return tr;
+          const open = openTranscripts.get(call.id);
+          if (!open) return [tr];
+          toggle.textContent = 'Hide';
+          toggle.setAttribute('aria-expanded', 'true');
+          return [tr, transcriptRow(open)];
         }),
       );
     }
@@ -145,6 +178,36 @@
     }
     return final;
   }
+
+  // A call's transcript, fetched when asked for, shown in a row under the call (kept open while
+  // the list refreshes).
+  root.addEventListener('click', async (event) => {
+    const button = event.target instanceof Element ? event.target.closest('button[data-transcript]') : null;
+    if (!button) return;
+    const row = button.closest('tr');
+    const next = row.nextElementSibling;
+    if (next?.classList.contains('transcript-row')) {
+      next.remove();
+      openTranscripts.delete(button.dataset.transcript);
+      button.textContent = 'Show';
+      button.setAttribute('aria-expanded', 'false');
+      return;
+    }
+    button.textContent = 'Loading…';
+    try {
+      const response = await fetch(`/dashboard/api/calls/${encodeURIComponent(button.dataset.transcript)}`, {
+        credentials: 'same-origin',
+      });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const data = await response.json();
+      openTranscripts.set(button.dataset.transcript, data.transcription);
+      row.after(transcriptRow(data.transcription));
+      button.textContent = 'Hide';
+      button.setAttribute('aria-expanded', 'true');
+    } catch {
+      button.textContent = 'Could not load; try again';
+    }
+  });
 
   let failures = 0;
   async function poll() {
