@@ -22,6 +22,7 @@ import { BatchService } from './services/batches.js';
 import { CallService } from './services/calls.js';
 import { DashboardReads } from './services/dashboard.js';
 import type { Deps } from './services/deps.js';
+import { BatchExport } from './services/export.js';
 import { HealthService } from './services/health.js';
 import { BatchIngester } from './services/ingest.js';
 import { KeyService } from './services/keys.js';
@@ -74,6 +75,7 @@ export interface Runtime {
     batches: BatchService;
     batchReads: BatchReads;
     dashboard: DashboardReads;
+    batchExport: BatchExport;
     webhooks: WebhookService;
     analysis: AnalysisService;
   };
@@ -162,6 +164,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       batches,
       batchReads,
       dashboard: new DashboardReads(deps, batchReads),
+      batchExport: new BatchExport(deps),
       webhooks: new WebhookService(deps),
       analysis: new AnalysisService(deps, overrides.analyzer ?? buildAnalyzer(config, logger, opened), calls),
     };

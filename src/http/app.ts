@@ -16,6 +16,7 @@ import type { BatchReads } from '../services/batch-reads.js';
 import type { BatchService } from '../services/batches.js';
 import type { CallService } from '../services/calls.js';
 import type { DashboardReads } from '../services/dashboard.js';
+import type { BatchExport } from '../services/export.js';
 import type { HealthService } from '../services/health.js';
 import type { KeyService } from '../services/keys.js';
 import type { UserService } from '../services/users.js';
@@ -31,6 +32,7 @@ import { registerAgentGet } from './routes/v1/agent.get.js';
 import { registerBatchCancel } from './routes/v1/batch.cancel.js';
 import { registerBatchCheckStatus } from './routes/v1/batch.check-status.get.js';
 import { registerBatchCreate } from './routes/v1/batch.create.js';
+import { registerBatchExport } from './routes/v1/batch.export.get.js';
 import { registerBatchList } from './routes/v1/batch.list.get.js';
 import { registerCallAnalysis } from './routes/v1/call.analysis.js';
 import { registerCallCheckStatus } from './routes/v1/call.check-status.get.js';
@@ -52,6 +54,7 @@ export interface AppServices {
   batches: BatchService;
   batchReads: BatchReads;
   dashboard: DashboardReads;
+  batchExport: BatchExport;
   webhooks: WebhookService;
   analysis: AnalysisService;
 }
@@ -148,6 +151,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     registerStatusBatch(scoped, options.services);
     registerBatchList(scoped, options.services);
     registerBatchCancel(scoped, options.services);
+    registerBatchExport(scoped, options.services);
     registerWebhookDeliveries(scoped, options.services);
     registerCallAnalysis(scoped, options.services);
     // Its own scope: batch creation replaces the JSON parser to keep the body text.

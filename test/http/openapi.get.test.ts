@@ -33,6 +33,7 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/status/batch',
       '/api/v1/batch/list',
       '/api/v1/batch/cancel',
+      '/api/v1/batch/{batchId}/export',
       '/api/v1/webhooks/deliveries',
       '/api/v1/call/create-summary',
       '/api/v1/call/get-metric',

@@ -1,0 +1,129 @@
+import { sql } from 'kysely';
+import { AppError } from '../domain/errors.js';
+import type { Deps } from './deps.js';
+
+/** Rows read from the database per page while streaming an export. */
+const PAGE = 1000;
+
+export const EXPORT_COLUMNS = [
+  'seq',
+  'phoneNumber',
+  'contactId',
+  'name',
+  'email',
+  'company',
+  'state',
+  'finalStatus',
+  'attempts',
+  'callId',
+  'duration',
+  'endedAt',
+  'summary',
+  'intent',
+  'sentiment',
+  'confidence',
+  'customerSatisfaction',
+  'metricJson',
+] as const;
+
+interface ExportRow {
+  seq: number;
+  phone_number: string;
+  contact_id: string;
+  name: string | null;
+  email: string | null;
+  company: string | null;
+  state: string;
+  outcome: string | null;
+  attempts: number;
+  call_id: string | null;
+  call_status: string | null;
+  duration: number | null;
+  ended_at: Date | null;
+  summary: string | null;
+  metric_json: Record<string, unknown> | null;
+}
+
+/** Text a spreadsheet would evaluate: starting with = or @ (or a tab or CR), or with + or - when it is more than a plain number (so "+14155550123" stays as it is). */
+function isFormulaLike(text: string): boolean {
+  if (/^[=@\t\r]/.test(text)) return true;
+  return /^[+-]/.test(text) && !/^[+-]\d+(\.\d+)?$/.test(text);
+}
+
+/**
+ * A cell of CSV (RFC 4180): quoted when it holds a comma, quote or line break; and a text that a
+ * spreadsheet would run as a formula (=, +, -, @, tab, CR first) is prefixed with a quote, so a
+ * contact's name can never become a formula in the user's spreadsheet.
+ */
+export function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  let text =
+    typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  if (typeof value === 'string' && isFormulaLike(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** Every contact of a batch with its outcome and analysis, for `GET /api/v1/batch/{batchId}/export`. */
+export class BatchExport {
+  constructor(private readonly deps: Deps) {}
+
+  /** Checks the batch is the user's (404 otherwise) before anything is streamed. */
+  async assertOwned(userId: string, batchId: string): Promise<{ name: string }> {
+    const batch = await this.deps.db
+      .selectFrom('batches')
+      .select(['id', 'name'])
+      .where('id', '=', batchId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (!batch) throw new AppError('NOT_FOUND');
+    return { name: batch.name };
+  }
+
+  /** The CSV, a header line then one line per contact in batch order, read a page at a time. */
+  async *csv(batchId: string): AsyncGenerator<string> {
+    yield `${EXPORT_COLUMNS.join(',')}\r\n`;
+    let after = -1;
+    for (;;) {
+      const rows = (
+        await sql<ExportRow>`
+          select bc.seq, bc.phone_number, bc.contact_id, ct.name, ct.email, ct.company, bc.state, bc.outcome,
+                 bc.attempts, bc.call_id, c.status as call_status, c.duration, c.ended_at, c.summary, c.metric_json
+          from batch_contacts bc
+          join contacts ct on ct.id = bc.contact_id
+          left join calls c on c.id = bc.call_id
+          where bc.batch_id = ${batchId} and bc.seq > ${after}
+          order by bc.seq
+          limit ${PAGE}`.execute(this.deps.db)
+      ).rows;
+      if (rows.length === 0) return;
+      let chunk = '';
+      for (const row of rows) {
+        const metrics = row.metric_json ?? {};
+        const cells = [
+          row.seq,
+          row.phone_number,
+          row.contact_id,
+          row.name,
+          row.email,
+          row.company,
+          row.state,
+          row.state === 'done' ? row.outcome : row.state === 'cancelled' ? 'CANCELLED' : null,
+          row.attempts,
+          row.call_id,
+          row.duration,
+          row.ended_at?.toISOString() ?? null,
+          row.summary,
+          metrics.intent,
+          metrics.sentiment,
+          metrics.confidence,
+          metrics.customerSatisfaction,
+          row.metric_json,
+        ];
+        chunk += `${cells.map(csvCell).join(',')}\r\n`;
+      }
+      yield chunk;
+      after = rows[rows.length - 1]?.seq ?? after;
+      if (rows.length < PAGE) return;
+    }
+  }
+}

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csvCell } from '../../src/services/export.js';
+import { type Account, ADMIN_TOKEN, eventually, startTestApp, type TestApp } from '../helpers/app.js';
+
+/** Parses the export's CSV (RFC 4180 quoting), enough to read it back the way a spreadsheet would. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (quoted) {
+      if (char === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (char === '"') quoted = false;
+      else cell += char;
+    } else if (char === '"') quoted = true;
+    else if (char === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (char === '\r' && text[i + 1] === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+      i++;
+    } else cell += char;
+  }
+  return rows;
+}
+
+describe('batch export', () => {
+  let t: TestApp;
+  let alice: Account;
+  let bob: Account;
+  beforeAll(async () => {
+    t = await startTestApp({ workers: true, overrides: { dispatchTickMs: 50 } });
+    alice = await t.createAccount({ minutes: 1000 });
+    bob = await t.createAccount({ minutes: 1000 });
+  });
+  afterAll(() => t.close());
+
+  it('streams every contact with its final status, attempts, call, summary and metrics as CSV', async () => {
+    const created = await t.request({
+      method: 'POST',
+      url: '/api/v1/batch',
+      key: alice.key,
+      payload: {
+        agentId: alice.agentId,
+        userId: alice.userId,
+        contacts: [
+          { phoneNumber: '+14155559101', name: 'Ann, "the boss"' },
+          { phoneNumber: '+14155559102', name: '=HYPERLINK("http://evil")', email: 'b@example.com' },
+          { phoneNumber: '+14155550001', name: 'Busy' },
+        ],
+        options: { maxCallsPerSecond: 30, retryStrategy: { maxAttempts: 1 } },
+      },
+    });
+    const { batchId } = created.json<{ batchId: string }>();
+    await eventually(async () => {
+      const res = await t.request({ method: 'GET', url: `/api/v1/batch/${batchId}/export`, key: alice.key });
+      const rows = parseCsv(res.body);
+      // Done once every answered call also has its summary.
+      return rows.length === 4 &&
+        rows.slice(1).filter((r) => r[6] === 'done' && (r[12] || r[7] === 'BUSY')).length === 3
+        ? true
+        : undefined;
+    }, 15_000);
+    const res = await t.request({
+      method: 'GET',
+      url: `/api/v1/batch/${batchId}/export?format=csv`,
+      key: alice.key,
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="${batchId}.csv"`);
+    const [header, ...rows] = parseCsv(res.body);
+    expect(header).toEqual([
+      'seq',
+      'phoneNumber',
+      'contactId',
+      'name',
+      'email',
+      'company',
+      'state',
+      'finalStatus',
+      'attempts',
+      'callId',
+      'duration',
+      'endedAt',
+      'summary',
+      'intent',
+      'sentiment',
+      'confidence',
+      'customerSatisfaction',
+      'metricJson',
+    ]);
+    expect(rows.map((r) => r[1])).toEqual(['+14155559101', '+14155559102', '+14155550001']);
+    expect(rows[0]?.[3]).toBe('Ann, "the boss"');
+    // A name that a spreadsheet would run as a formula is written as text.
+    expect(rows[1]?.[3]).toBe('\'=HYPERLINK("http://evil")');
+    expect(rows[1]?.[4]).toBe('b@example.com');
+    const answered = rows[0] ?? [];
+    expect(answered.slice(6, 10)).toEqual(['done', 'COMPLETED', '1', expect.stringMatching(/^call_/)]);
+    expect(answered[12]).toMatch(/\S/);
+    expect(['interested', 'not_interested', 'callback_requested']).toContain(answered[13]);
+    expect(JSON.parse(answered[17] ?? '{}')).toMatchObject({ intent: answered[13] });
+    const busy = rows[2] ?? [];
+    expect(busy.slice(6, 9)).toEqual(['done', 'BUSY', '1']);
+    expect(busy[12]).toBe('');
+  });
+
+  it("refuses another user's batch, an unknown one, an unknown format and a missing key", async () => {
+    const created = await t.request({
+      method: 'POST',
+      url: '/api/v1/batch',
+      key: alice.key,
+      payload: { agentId: alice.agentId, userId: alice.userId, contacts: [{ phoneNumber: '+14155559201' }] },
+    });
+    const { batchId } = created.json<{ batchId: string }>();
+    expect(
+      (await t.request({ method: 'GET', url: `/api/v1/batch/${batchId}/export`, key: bob.key })).statusCode,
+    ).toBe(404);
+    expect(
+      (await t.request({ method: 'GET', url: '/api/v1/batch/bat_missing/export', key: alice.key }))
+        .statusCode,
+    ).toBe(404);
+    const xlsx = await t.request({
+      method: 'GET',
+      url: `/api/v1/batch/${batchId}/export?format=xlsx`,
+      key: alice.key,
+    });
+    expect(xlsx.statusCode).toBe(400);
+    for (const key of [undefined, ADMIN_TOKEN]) {
+      const res = await t.request({
+        method: 'GET',
+        url: `/api/v1/batch/${batchId}/export`,
+        ...(key ? { key } : {}),
+      });
+      expect(res.statusCode).toBe(401);
+    }
+  });
+
+  it('quotes cells the CSV way', () => {
+    expect(csvCell('plain')).toBe('plain');
+    expect(csvCell('a,b')).toBe('"a,b"');
+    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
+    expect(csvCell('two\nlines')).toBe('"two\nlines"');
+    expect(csvCell('-1+1')).toBe("'-1+1");
+    expect(csvCell(-1)).toBe('-1');
+    expect(csvCell(null)).toBe('');
+    expect(csvCell({ a: 1 })).toBe('"{""a"":1}"');
+  });
+});
