@@ -24,6 +24,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Deliveries in flight at once in one process. */
   webhookConcurrency: number;
+  /** Client addresses that may read GET /metrics without the admin token. */
+  metricsAllow: string[];
   estimatedMinutesPerCall: number;
   maxConcurrentCalls: number;
   llmUrl: string | undefined;
@@ -145,6 +147,10 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryDelaysMs: delays,
     webhookTimeoutMs: readInt(env, 'OUTDIAL_WEBHOOK_TIMEOUT_MS', 30_000, 100, 300_000),
     webhookConcurrency: readInt(env, 'OUTDIAL_WEBHOOK_CONCURRENCY', 100, 1, 10_000),
+    metricsAllow: (readString(env, 'OUTDIAL_METRICS_ALLOW') ?? '')
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part !== ''),
     estimatedMinutesPerCall: readNumber(env, 'OUTDIAL_ESTIMATED_MINUTES_PER_CALL', 1, 0),
     maxConcurrentCalls: readInt(env, 'OUTDIAL_MAX_CONCURRENT_CALLS', 200, 1, 100_000),
     llmUrl: readUrl(env, 'OUTDIAL_LLM_URL', ['http:', 'https:']),

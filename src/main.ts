@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
 import pino, { type Logger } from 'pino';
 import { LlmAnalyzer } from './adapters/analysis/llm.js';
 import { LocalAnalyzer } from './adapters/analysis/local.js';
@@ -14,6 +15,7 @@ import { SimulatedVoiceProvider } from './adapters/voice/simulator.js';
 import type { Config } from './config.js';
 import type { Analyzer } from './domain/analysis.js';
 import { type App, buildApp } from './http/app.js';
+import { Metrics } from './metrics.js';
 import { type Clock, type LiveCache, type RateLimiter, systemClock, type VoiceProvider } from './ports.js';
 import { AgentService } from './services/agents.js';
 import { AnalysisService } from './services/analysis.js';
@@ -135,6 +137,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       clock,
       logger,
       jwtSecret: secrets.jwtSecret,
+      metrics: new Metrics({ processMetrics: true }),
     };
     const calls = new CallService(deps);
     const batches = new BatchService(deps);
@@ -186,6 +189,18 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       adminToken: secrets.adminToken,
       jwtSecret: secrets.jwtSecret,
       secureCookies: config.publicUrl.startsWith('https:'),
+      metrics: deps.metrics,
+      metricsAllow: config.metricsAllow,
+      sampleGauges: async () => {
+        deps.metrics.dispatcherActive.set(dispatcher.activeCalls);
+        deps.metrics.dispatcherClaimed.set(dispatcher.waitingCalls);
+        const due = await sql<{ n: number }>`
+          select count(*)::int as n from batch_contacts bc join batches b on b.id = bc.batch_id
+          where bc.state = 'queued' and bc.next_attempt_at <= now() and b.status in ('pending', 'processing')`.execute(
+          database.db,
+        );
+        deps.metrics.queueDepth.set(due.rows[0]?.n ?? 0);
+      },
       logger,
       version: VERSION,
     });

@@ -10,6 +10,7 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import { AppError } from '../domain/errors.js';
+import type { Metrics } from '../metrics.js';
 import type { AgentService } from '../services/agents.js';
 import type { AnalysisService } from '../services/analysis.js';
 import type { BatchReads } from '../services/batch-reads.js';
@@ -27,6 +28,7 @@ import { handleError } from './errors.js';
 import { registerAdminAgents } from './routes/admin/agents.js';
 import { registerAdminKeys } from './routes/admin/keys.js';
 import { registerAdminUsers } from './routes/admin/users.js';
+import { registerMetrics } from './routes/metrics.js';
 import { registerProbes } from './routes/probes.js';
 import { registerAgentGet } from './routes/v1/agent.get.js';
 import { registerBatchCancel } from './routes/v1/batch.cancel.js';
@@ -65,6 +67,11 @@ export interface BuildAppOptions {
   jwtSecret: string;
   /** Session cookies get the Secure flag (the public URL is https). */
   secureCookies: boolean;
+  metrics: Metrics;
+  /** Client addresses allowed to read /metrics without the admin token. */
+  metricsAllow: string[];
+  /** Refreshes the gauges sampled at scrape time. */
+  sampleGauges: () => Promise<void>;
   adminToken: string;
   logger: FastifyBaseLogger;
   version: string;
@@ -159,6 +166,14 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
       registerBatchCreate(batchScope as unknown as App, options.services);
     });
   });
+
+  // Every answer is counted by route template (never the raw URL: ids would explode the series).
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    options.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    options.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+  registerMetrics(app, options);
 
   await app.register(async (dashboard) => {
     registerDashboard(dashboard as unknown as App, options.services, {

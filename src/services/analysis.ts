@@ -100,12 +100,14 @@ export class AnalysisService {
     const { logger } = this.deps;
     let analysis: Analysis | null = null;
     if (row.summary === null) {
+      const stop = this.deps.metrics.analysisDuration.startTimer({ analyzer: this.analyzer.name });
       try {
         analysis = await this.analyzer.analyze({
           transcription: row.transcription ?? [],
           metricConfig: toMetricConfig(row.metric_config),
           callStatus: row.status,
         });
+        stop();
       } catch (error) {
         logger.error({ err: error, callId: row.id, attempt: row.analysis_attempts }, 'call analysis failed');
         if (row.analysis_attempts < MAX_ATTEMPTS) {

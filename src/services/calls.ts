@@ -201,6 +201,7 @@ export class CallService {
     };
     try {
       await this.deps.provider.dial(request);
+      this.deps.metrics.callsDialed.inc({ kind: 'single' });
     } catch (error) {
       this.deps.logger.error({ err: error, callId }, 'provider refused the dial');
       await this.finish({
@@ -335,6 +336,7 @@ export class CallService {
       return row;
     });
     if (!updated) return false;
+    this.deps.metrics.callsEnded.inc({ status: updated.status });
     await this.putLive(this.liveFromRow(updated));
     return true;
   }
@@ -428,7 +430,10 @@ export class CallService {
       }
       return rows;
     });
-    for (const row of done) await this.putLive(this.liveFromRow(row));
+    for (const row of done) {
+      this.deps.metrics.callsEnded.inc({ status: row.status });
+      await this.putLive(this.liveFromRow(row));
+    }
     const changed = new Set(done.map((row) => row.id));
     return events.map((event, index) => first.get(event.callId) === index && changed.has(event.callId));
   }

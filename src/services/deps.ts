@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../adapters/postgres/database.js';
 import type { Config } from '../config.js';
+import type { Metrics } from '../metrics.js';
 import type { Clock, LiveCache, VoiceProvider } from '../ports.js';
 
 /** What every service receives: built once in main.ts, passed down as one object. */
@@ -12,4 +13,5 @@ export interface Deps {
   clock: Clock;
   logger: Logger;
   jwtSecret: string;
+  metrics: Metrics;
 }

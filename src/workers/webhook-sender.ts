@@ -122,6 +122,9 @@ export class WebhookSender {
     const { deps, timeoutMs } = this.options;
     const result = secrets.length === 0 ? noSecret() : await this.attempt(row, secrets);
     const step = afterAttempt(result, row.attempts, deps.config.webhookRetryDelaysMs);
+    deps.metrics.webhookDeliveries.inc({
+      result: step.state === 'succeeded' ? 'delivered' : step.state === 'retry' ? 'retry' : 'failed',
+    });
     const now = deps.clock.now();
     const lastStatus = result.kind === 'error' ? null : result.status;
     const lastError =

@@ -79,6 +79,11 @@ export class Dispatcher {
     return this.inFlight.size;
   }
 
+  /** Calls claimed by this process that wait for their slot. */
+  get waitingCalls(): number {
+    return this.pending.size;
+  }
+
   /** The provider reported the end of a call this process dialed. */
   released(callId: string): void {
     this.inFlight.delete(callId);
@@ -356,6 +361,7 @@ export class Dispatcher {
       // The provider is asked first, in this same tick, so the call starts when the pacer said;
       // the live entry is written right after, long before any end report can overwrite it.
       const dialing = deps.provider.dial(request);
+      deps.metrics.callsDialed.inc({ kind: 'batch' });
       const announced = calls.announce({
         callId: request.callId,
         userId: batch.user_id,

@@ -1,0 +1,31 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { App, BuildAppOptions } from '../app.js';
+import { bearerToken } from '../auth.js';
+
+/**
+ * `GET /metrics`: Prometheus text format. Readable with the admin token as a bearer token, or
+ * without it from an address listed in OUTDIAL_METRICS_ALLOW (a scraper on a private network).
+ */
+export function registerMetrics(
+  app: App,
+  options: Pick<BuildAppOptions, 'metrics' | 'metricsAllow' | 'sampleGauges' | 'adminToken'>,
+): void {
+  const expected = createHash('sha256').update(options.adminToken).digest();
+  const allowed = new Set(options.metricsAllow);
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    const token = bearerToken(request.headers.authorization);
+    const given = createHash('sha256')
+      .update(token ?? '')
+      .digest();
+    const byToken = token !== undefined && timingSafeEqual(given, expected);
+    const address = request.ip.replace(/^::ffff:/, '');
+    if (!byToken && !allowed.has(address)) {
+      return reply.status(401).send({ error: 'Unauthorized', message: 'Invalid or missing admin token' });
+    }
+    await options.sampleGauges();
+    return reply
+      .type(options.metrics.registry.contentType)
+      .header('cache-control', 'no-store')
+      .send(await options.metrics.registry.metrics());
+  });
+}

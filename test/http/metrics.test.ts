@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Account, ADMIN_TOKEN, eventually, startTestApp, type TestApp } from '../helpers/app.js';
+
+/** GET /metrics: Prometheus text, guarded by the admin token or an address allow-list. */
+describe('metrics', () => {
+  let t: TestApp;
+  let alice: Account;
+  beforeAll(async () => {
+    t = await startTestApp({ workers: true });
+    alice = await t.createAccount();
+  });
+  afterAll(() => t.close());
+
+  const scrape = () =>
+    t.request({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  /** The value of one series, or undefined. */
+  const value = (text: string, series: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  };
+
+  it('counts requests by route template and status, calls by outcome and analysis time', async () => {
+    await t.request({ method: 'GET', url: '/api/v1/health', key: alice.key });
+    await t.request({ method: 'GET', url: '/api/v1/status/call?callId=call_nope', key: alice.key });
+    const dial = await t.request({
+      method: 'POST',
+      url: '/api/v1/call/dial',
+      key: alice.key,
+      payload: { to: '+14155550121', agentConfigId: alice.agentId },
+    });
+    expect(dial.statusCode).toBe(200);
+    const text = await eventually(async () => {
+      const body = (await scrape()).body;
+      return (value(body, 'outdial_calls_ended_total{status="COMPLETED"}') ?? 0) >= 1 &&
+        (value(body, 'outdial_analysis_duration_seconds_count{analyzer="local"}') ?? 0) >= 1
+        ? body
+        : undefined;
+    }, 10_000);
+    expect(value(text, 'outdial_http_requests_total{method="GET",route="/api/v1/health",status="200"}')).toBe(
+      1,
+    );
+    expect(
+      value(text, 'outdial_http_requests_total{method="GET",route="/api/v1/status/call",status="404"}'),
+    ).toBe(1);
+    // Ids never become labels.
+    expect(text).not.toContain('call_nope');
+    expect(value(text, 'outdial_calls_dialed_total{kind="single"}')).toBe(1);
+    expect(text).toContain(
+      'outdial_http_request_duration_seconds_bucket{le="0.01",method="GET",route="/api/v1/health"}',
+    );
+    expect(value(text, 'outdial_dispatch_queue_depth')).toBe(0);
+    expect(text).toContain('outdial_dispatcher_active_calls');
+    expect(text).toContain('outdial_process_cpu_user_seconds_total');
+  });
+
+  it('refuses a scrape without the admin token, or with an API key', async () => {
+    expect((await t.request({ method: 'GET', url: '/metrics' })).statusCode).toBe(401);
+    expect((await t.request({ method: 'GET', url: '/metrics', key: alice.key })).statusCode).toBe(401);
+  });
+
+  it('lets an allow-listed address scrape without the token', async () => {
+    const open = await startTestApp({ env: { OUTDIAL_METRICS_ALLOW: '10.0.0.7, 127.0.0.1' } });
+    try {
+      const res = await open.request({ method: 'GET', url: '/metrics' });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toContain('text/plain');
+    } finally {
+      await open.close();
+    }
+  });
+});
