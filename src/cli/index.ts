@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { readAdminTokenFile } from '../services/secrets.js';
 import { AdminClient, AdminClientError } from './admin-client.js';
+import { registerCampaignCommands } from './campaigns.js';
 import { printResult } from './output.js';
 import { runMigrate, runServer } from './server.js';
 
@@ -12,7 +13,8 @@ program
   .description('Self-hostable AI outbound calls: run the service, and manage users, agents and API keys')
   .showHelpAfterError()
   .option('--url <url>', 'address of a running outdial (OUTDIAL_URL)')
-  .option('--admin-token <token>', 'admin token (OUTDIAL_ADMIN_TOKEN, or the one generated in the data dir)');
+  .option('--admin-token <token>', 'admin token (OUTDIAL_ADMIN_TOKEN, or the one generated in the data dir)')
+  .option('--api-key <key>', 'API key, for the batch and call commands (OUTDIAL_API_KEY)');
 
 program
   .command('serve')
@@ -216,6 +218,8 @@ secret
       (s) => [String(s.secret), 'The previous secret keeps signing beside it for 24 hours.'],
     );
   });
+
+registerCampaignCommands(program);
 
 try {
   await program.parseAsync(process.argv);

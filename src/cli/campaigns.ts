@@ -1,0 +1,227 @@
+import fs from 'node:fs';
+import { SingleBar } from 'cli-progress';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { AdminClient, AdminClientError } from './admin-client.js';
+import { contactsFromCsv } from './csv.js';
+import { printResult } from './output.js';
+
+/**
+ * The campaign commands, clients of the public API with an API key: `outdial batch create|watch|
+ * list|status|cancel` and `outdial call dial`.
+ */
+
+function integer(value: string): number {
+  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number');
+  return Number(value);
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** The API key's user: the key is a JWT whose subject is the user (the server checks the rest). */
+function userOfKey(key: string): string {
+  try {
+    const payload = JSON.parse(Buffer.from(key.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
+      sub?: unknown;
+    };
+    if (typeof payload.sub === 'string') return payload.sub;
+  } catch {
+    // fall through
+  }
+  throw new AdminClientError('that API key is malformed: create one with `outdial keys create --user <id>`');
+}
+
+const FINAL = new Set(['completed', 'cancelled', 'failed']);
+
+export function registerCampaignCommands(program: Command): void {
+  const api = (): { client: AdminClient; key: string } => {
+    const options = program.opts<{ url?: string; apiKey?: string }>();
+    const key = options.apiKey ?? process.env.OUTDIAL_API_KEY;
+    if (!key) throw new AdminClientError('No API key: pass --api-key or set OUTDIAL_API_KEY');
+    const url = options.url ?? process.env.OUTDIAL_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
+    return { client: new AdminClient(url, key), key };
+  };
+  const json = () => new Option('--json', 'print the raw JSON reply');
+
+  const batch = program.command('batch').description('campaigns (with an API key)');
+  batch
+    .command('create')
+    .description(
+      'submit a campaign from a CSV file (header row: phoneNumber, name, email, company, any other column into metadata)',
+    )
+    .requiredOption('--agent <id>', 'the agent that makes the calls')
+    .requiredOption('--csv <file>', 'the contacts')
+    .option('--name <name>', 'campaign name')
+    .option('--priority <n>', '1 (lowest) to 10', integer)
+    .option('--rate <n>', 'maxCallsPerSecond, 1 to 30', integer)
+    .option('--max-attempts <n>', 'attempts per contact, 1 to 5', integer)
+    .option('--start <time>', 'scheduled start, ISO 8601 (read in --timezone when it has no offset)')
+    .option('--timezone <tz>', 'IANA time zone, e.g. America/New_York')
+    .option('--tag <tag>', 'a tag (repeat for more)', collect)
+    .option('--country <code>', 'country of numbers written without +code', 'US')
+    .option('--dry-run', 'check the file and print what would be sent, without sending')
+    .addOption(json())
+    .action(
+      async (options: {
+        agent: string;
+        csv: string;
+        name?: string;
+        priority?: number;
+        rate?: number;
+        maxAttempts?: number;
+        start?: string;
+        timezone?: string;
+        tag?: string[];
+        country: string;
+        dryRun?: boolean;
+        json?: boolean;
+      }) => {
+        let text: string;
+        try {
+          text = fs.readFileSync(options.csv, 'utf8');
+        } catch (error) {
+          throw new AdminClientError(`cannot read ${options.csv}: ${(error as Error).message}`);
+        }
+        const { contacts, problems } = contactsFromCsv(text, options.country.toUpperCase());
+        for (const problem of problems)
+          process.stderr.write(`${options.csv}:${problem.line}: ${problem.message} (not sent)\n`);
+        if (contacts.length === 0)
+          throw new AdminClientError(`${options.csv} has no contact that can be called`);
+        const body = {
+          agentId: options.agent,
+          contacts,
+          ...(options.name ? { name: options.name } : {}),
+          options: {
+            ...(options.priority === undefined ? {} : { priority: options.priority }),
+            ...(options.rate === undefined ? {} : { maxCallsPerSecond: options.rate }),
+            ...(options.maxAttempts === undefined
+              ? {}
+              : { retryStrategy: { maxAttempts: options.maxAttempts } }),
+            ...(options.start ? { scheduledStartTime: options.start } : {}),
+            ...(options.timezone ? { timezone: options.timezone } : {}),
+            ...(options.tag ? { tags: options.tag } : {}),
+          },
+        };
+        if (options.dryRun) {
+          process.stdout.write(
+            `${contacts.length} contact${contacts.length === 1 ? '' : 's'} would be sent; ${problems.length} row${problems.length === 1 ? '' : 's'} skipped\n`,
+          );
+          return;
+        }
+        const { client, key } = api();
+        const reply = await client.post('/api/v1/batch', { ...body, userId: userOfKey(key) });
+        printResult(reply, options.json, (r) => [
+          `Batch ${r.batchId} accepted: ${contacts.length} contacts sent, ${problems.length} row${problems.length === 1 ? '' : 's'} skipped`,
+          String(r.message ?? ''),
+          `Follow it: outdial batch watch ${r.batchId}`,
+        ]);
+      },
+    );
+
+  batch
+    .command('watch <batchId>')
+    .description('a live progress bar until the campaign ends')
+    .option('--every <ms>', 'milliseconds between reads', integer, 1000)
+    .action(async (batchId: string, options: { every: number }) => {
+      const { client } = api();
+      const read = () =>
+        client.get(`/api/v1/batch/check-status?batchId=${encodeURIComponent(batchId)}&limit=0`) as Promise<{
+          status: string;
+          statistics: { total: number; processed: number; succeeded: number; failed: number };
+          performance: { callsPerSecond: number };
+        }>;
+      let status = await read();
+      const tty = process.stdout.isTTY === true;
+      const bar = new SingleBar({
+        format: `${batchId} [{bar}] {percentage}% | {value}/{total} | ok {succeeded} failed {failed} | {rate} calls/s | {status}`,
+        hideCursor: true,
+        noTTYOutput: !tty,
+        notTTYSchedule: 2000,
+      });
+      const payload = () => ({
+        succeeded: status.statistics.succeeded,
+        failed: status.statistics.failed,
+        rate: status.performance.callsPerSecond,
+        status: status.status,
+      });
+      bar.start(Math.max(status.statistics.total, 1), status.statistics.processed, payload());
+      while (!FINAL.has(status.status)) {
+        await new Promise((resolve) => setTimeout(resolve, Math.max(options.every, 100)));
+        status = await read();
+        bar.setTotal(Math.max(status.statistics.total, 1));
+        bar.update(status.statistics.processed, payload());
+      }
+      bar.stop();
+      process.stdout.write(
+        `Batch ${batchId} ${status.status}: ${status.statistics.processed}/${status.statistics.total} processed, ${status.statistics.succeeded} succeeded, ${status.statistics.failed} failed\n`,
+      );
+      if (status.status === 'failed') process.exitCode = 1;
+    });
+
+  batch
+    .command('list')
+    .description('your campaigns, newest first')
+    .option('--status <status>', 'only this status')
+    .option('--tag <tag>', 'only this tag')
+    .option('--limit <n>', 'at most this many', integer)
+    .addOption(json())
+    .action(async (options: { status?: string; tag?: string; limit?: number; json?: boolean }) => {
+      const query = new URLSearchParams();
+      if (options.status) query.set('status', options.status);
+      if (options.tag) query.set('tag', options.tag);
+      if (options.limit) query.set('limit', String(options.limit));
+      const items = (await api().client.get(`/api/v1/batch/list?${query.toString()}`)) as unknown as Array<
+        Record<string, unknown>
+      >;
+      printResult({ batches: items }, options.json, () =>
+        items.map((b) => `${b.batchId}  ${String(b.status).padEnd(10)} ${b.processed}/${b.total}  ${b.name}`),
+      );
+    });
+
+  batch
+    .command('status <batchId>')
+    .description("a campaign's statistics")
+    .addOption(json())
+    .action(async (batchId: string, options: { json?: boolean }) => {
+      const reply = await api().client.get(
+        `/api/v1/batch/check-status?batchId=${encodeURIComponent(batchId)}`,
+      );
+      printResult(reply, options.json, (r) => {
+        const s = r.statistics as Record<string, number>;
+        return [
+          `${r.batchId} (${r.name}): ${r.status}`,
+          `  ${s.processed}/${s.total} processed (${s.percentComplete}%), ${s.succeeded} succeeded, ${s.failed} failed, ${s.pending} pending`,
+        ];
+      });
+    });
+
+  batch
+    .command('cancel <batchId>')
+    .description('cancel a campaign that has not finished')
+    .addOption(json())
+    .action(async (batchId: string, options: { json?: boolean }) => {
+      const reply = await api().client.post(
+        `/api/v1/batch/cancel?batchId=${encodeURIComponent(batchId)}`,
+        {},
+      );
+      printResult(reply, options.json, (r) => [String(r.message)]);
+    });
+
+  const call = program.command('call').description('single calls (with an API key)');
+  call
+    .command('dial')
+    .description('start one call now')
+    .requiredOption('--agent <id>', 'the agent')
+    .requiredOption('--to <number>', 'E.164 phone number')
+    .option('--name <name>', "the contact's name")
+    .addOption(json())
+    .action(async (options: { agent: string; to: string; name?: string; json?: boolean }) => {
+      const reply = await api().client.post('/api/v1/call/dial', {
+        to: options.to,
+        agentConfigId: options.agent,
+        ...(options.name ? { callerDetails: { name: options.name } } : {}),
+      });
+      printResult(reply, options.json, (r) => [`Call ${r.callId} started (${r.status})`]);
+    });
+}

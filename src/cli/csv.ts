@@ -1,0 +1,126 @@
+import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
+
+export interface CsvRecord {
+  /** The line the record starts on, counting the header as line 1. */
+  line: number;
+  cells: string[];
+}
+
+/** RFC 4180 CSV: quoted cells may hold commas, quotes ("") and line breaks; CRLF or LF line ends. */
+export function parseCsv(text: string): CsvRecord[] {
+  const records: CsvRecord[] = [];
+  let cells: string[] = [];
+  let cell = '';
+  let quoted = false;
+  let line = 1;
+  let start = 1;
+  const input = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const endRecord = () => {
+    cells.push(cell);
+    if (!(cells.length === 1 && cells[0]?.trim() === '')) records.push({ line: start, cells });
+    cells = [];
+    cell = '';
+  };
+  for (let i = 0; i < input.length; i++) {
+    const char = input[i];
+    if (quoted) {
+      if (char === '"' && input[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (char === '"') {
+        quoted = false;
+      } else {
+        if (char === '\n') line++;
+        cell += char;
+      }
+    } else if (char === '"' && cell === '') {
+      quoted = true;
+    } else if (char === ',') {
+      cells.push(cell);
+      cell = '';
+    } else if (char === '\n' || char === '\r') {
+      if (char === '\r' && input[i + 1] === '\n') i++;
+      endRecord();
+      line++;
+      start = line;
+    } else {
+      cell += char;
+    }
+  }
+  if (cell !== '' || cells.length > 0) endRecord();
+  return records;
+}
+
+export interface CsvContact {
+  phoneNumber: string;
+  name?: string;
+  email?: string;
+  company?: string;
+  metadata?: Record<string, string>;
+}
+
+export interface CsvProblem {
+  line: number;
+  message: string;
+}
+
+const PHONE_HEADERS = ['phonenumber', 'phone', 'phone_number', 'number', 'mobile'];
+const KNOWN = new Set(['name', 'email', 'company']);
+
+/**
+ * Contacts from a CSV with a header row: phoneNumber (or phone), name, email, company; any other
+ * column goes into metadata. Numbers are normalised to E.164 (`country` for numbers written without
+ * a country code). Rows that cannot be used are returned as problems with their line numbers.
+ */
+export function contactsFromCsv(
+  text: string,
+  country: string,
+): { contacts: CsvContact[]; problems: CsvProblem[] } {
+  const [header, ...rows] = parseCsv(text);
+  if (!header) return { contacts: [], problems: [{ line: 1, message: 'the file is empty' }] };
+  const names = header.cells.map((cell) => cell.trim());
+  const phoneColumn = names.findIndex((name) => PHONE_HEADERS.includes(name.toLowerCase()));
+  if (phoneColumn < 0) {
+    return {
+      contacts: [],
+      problems: [
+        { line: 1, message: `no phone number column: the header needs one of ${PHONE_HEADERS.join(', ')}` },
+      ],
+    };
+  }
+  const contacts: CsvContact[] = [];
+  const problems: CsvProblem[] = [];
+  const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+  for (const row of rows) {
+    if (row.cells.length !== names.length) {
+      problems.push({
+        line: row.line,
+        message: `has ${row.cells.length} cells, the header has ${names.length}`,
+      });
+      continue;
+    }
+    const raw = row.cells[phoneColumn]?.trim() ?? '';
+    const parsed = raw ? parsePhoneNumberFromString(raw, country as CountryCode) : undefined;
+    if (!parsed?.isPossible()) {
+      problems.push({ line: row.line, message: `"${raw}" is not a phone number` });
+      continue;
+    }
+    const contact: CsvContact = { phoneNumber: parsed.number };
+    const metadata: Record<string, string> = {};
+    names.forEach((name, index) => {
+      if (index === phoneColumn) return;
+      const value = row.cells[index]?.trim() ?? '';
+      if (value === '') return;
+      const key = name.toLowerCase();
+      if (KNOWN.has(key)) (contact as unknown as Record<string, string>)[key] = value;
+      else metadata[name] = value;
+    });
+    if (contact.email && !emailPattern.test(contact.email)) {
+      problems.push({ line: row.line, message: `"${contact.email}" is not an email address` });
+      continue;
+    }
+    if (Object.keys(metadata).length > 0) contact.metadata = metadata;
+    contacts.push(contact);
+  }
+  return { contacts, problems };
+}

@@ -1,0 +1,173 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestStorage, DATABASE_TEST_URL, STORE, type TestStorage } from '../helpers/app.js';
+import { type Child, childEnv, freePort, runCli, startCli } from '../helpers/process.js';
+
+/** The campaign CLI against a running `outdial serve`: a CSV in, a finished campaign out. */
+describe(`outdial batch and call commands (${STORE})`, () => {
+  let storage: TestStorage | null = null;
+  let server: Child;
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  let agentId: string;
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-cli-batch-'));
+    const port = await freePort();
+    let databaseUrl: string | undefined;
+    if (STORE === 'postgres') {
+      storage = await createTestStorage('postgres');
+      databaseUrl = `${DATABASE_TEST_URL}?options=${encodeURIComponent(`-c search_path=${storage.schema}`)}`;
+    }
+    const serverEnv = childEnv({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      OUTDIAL_DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      OUTDIAL_SIM_RING_MS: '20',
+      OUTDIAL_SIM_TALK_MS: '100',
+    });
+    server = startCli(['serve'], serverEnv);
+    await server.waitFor(/API key:\s+\S+\n/, 90_000);
+    const out = server.output();
+    agentId = out.match(/agent:\s+(agt_\S+)/)?.[1] ?? '';
+    // A client's environment: where the server is and the key, nothing else.
+    env = childEnv({
+      OUTDIAL_URL: `http://127.0.0.1:${port}`,
+      OUTDIAL_API_KEY: out.match(/API key:\s+(\S+)/)?.[1],
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await storage?.dispose();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const csv = (name: string, lines: string[]) => {
+    const file = path.join(dataDir, name);
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    return file;
+  };
+
+  it('submits a CSV (bad rows reported by line and not sent), watches it finish, and reads it back', async () => {
+    const file = csv('contacts.csv', [
+      'phoneNumber,name,email,company,plan',
+      '(415) 555-0131,Ann,ann@example.com,Acme,Pro',
+      '+14155550132,"Ben, Jr.",,,Basic',
+      'call me maybe,Nobody,,,',
+      '+14155550134,Bad email,nope,,',
+      '415-555-0135,Cleo,,,',
+    ]);
+    const created = await runCli(
+      [
+        'batch',
+        'create',
+        '--agent',
+        agentId,
+        '--csv',
+        file,
+        '--rate',
+        '30',
+        '--max-attempts',
+        '1',
+        '--tag',
+        'cli',
+        '--name',
+        'From CSV',
+      ],
+      env,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toMatch(/accepted: 3 contacts sent, 2 rows skipped/);
+    expect(created.stderr).toContain(`${file}:4: "call me maybe" is not a phone number (not sent)`);
+    expect(created.stderr).toContain(`${file}:5: "nope" is not an email address (not sent)`);
+    const batchId = created.stdout.match(/Batch (bat_\S+) accepted/)?.[1] ?? '';
+
+    const watched = await runCli(['batch', 'watch', batchId, '--every', '200'], env);
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(watched.stdout).toContain(`Batch ${batchId} completed: 3/3 processed`);
+
+    const status = await runCli(['batch', 'status', batchId, '--json'], env);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      batchId,
+      name: 'From CSV',
+      status: 'completed',
+      tags: ['cli'],
+    });
+    const listed = await runCli(['batch', 'list', '--tag', 'cli', '--json'], env);
+    expect(JSON.parse(listed.stdout).batches.map((b: { batchId: string }) => b.batchId)).toEqual([batchId]);
+    const human = await runCli(['batch', 'list'], env);
+    expect(human.stdout).toContain(`${batchId}  completed  3/3  From CSV`);
+  }, 60_000);
+
+  it('cancels a scheduled campaign and dials a single call', async () => {
+    const file = csv('later.csv', ['phone,name', '+14155550141,Later']);
+    const created = await runCli(
+      [
+        'batch',
+        'create',
+        '--agent',
+        agentId,
+        '--csv',
+        file,
+        '--start',
+        '2099-01-01T09:00:00',
+        '--timezone',
+        'America/New_York',
+        '--json',
+      ],
+      env,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const { batchId } = JSON.parse(created.stdout) as { batchId: string };
+    const cancelled = await runCli(['batch', 'cancel', batchId], env);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.stdout).toContain('Batch cancelled: 1 pending call removed from the queue');
+    const dialed = await runCli(['call', 'dial', '--agent', agentId, '--to', '+14155550142', '--json'], env);
+    expect(dialed.code, dialed.stderr).toBe(0);
+    expect(JSON.parse(dialed.stdout)).toMatchObject({
+      callId: expect.stringMatching(/^call_/),
+      status: 'ONGOING',
+    });
+  }, 60_000);
+
+  it('explains what is wrong instead of sending anything', async () => {
+    const noKey = await runCli(['batch', 'list'], childEnv({ OUTDIAL_URL: env.OUTDIAL_URL }));
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr).toContain('No API key');
+    const noPhones = await runCli(
+      ['batch', 'create', '--agent', agentId, '--csv', csv('bad.csv', ['name', 'Ann'])],
+      env,
+    );
+    expect(noPhones.code).toBe(1);
+    expect(noPhones.stderr).toContain('no phone number column');
+    const missing = await runCli(
+      ['batch', 'create', '--agent', agentId, '--csv', path.join(dataDir, 'nope.csv')],
+      env,
+    );
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('cannot read');
+    const refused = await runCli(
+      ['batch', 'create', '--agent', 'agt_unknown', '--csv', csv('one.csv', ['phone', '+14155550150'])],
+      env,
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('404');
+    const dry = await runCli(
+      [
+        'batch',
+        'create',
+        '--agent',
+        agentId,
+        '--csv',
+        csv('dry.csv', ['phone', '+14155550151', 'x']),
+        '--dry-run',
+      ],
+      env,
+    );
+    expect(dry.stdout).toContain('1 contact would be sent; 1 row skipped');
+  }, 60_000);
+});
