@@ -28,6 +28,7 @@ import { handleError } from './errors.js';
 import { registerAdminAgents } from './routes/admin/agents.js';
 import { registerAdminKeys } from './routes/admin/keys.js';
 import { registerAdminUsers } from './routes/admin/users.js';
+import { registerDocs } from './routes/docs.js';
 import { registerMetrics } from './routes/metrics.js';
 import { registerProbes } from './routes/probes.js';
 import { registerAgentGet } from './routes/v1/agent.get.js';
@@ -46,6 +47,7 @@ import { registerStatusBatch } from './routes/v1/status.batch.get.js';
 import { registerStatusCall } from './routes/v1/status.call.get.js';
 import { registerWebhookDeliveries } from './routes/v1/webhooks.deliveries.js';
 import { ErrorBody } from './schemas/common.js';
+import { WEBHOOKS } from './schemas/webhooks.js';
 
 export interface AppServices {
   keys: KeyService;
@@ -140,6 +142,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
         },
       },
       security: [{ bearerAuth: [] }],
+      // Plain OpenAPI objects (not TypeBox-typed routes): checked by the OpenAPI validator in the tests.
+      webhooks: WEBHOOKS as never,
     },
   });
 
@@ -174,6 +178,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     options.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
   registerMetrics(app, options);
+  registerDocs(app);
 
   await app.register(async (dashboard) => {
     registerDashboard(dashboard as unknown as App, options.services, {

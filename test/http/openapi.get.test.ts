@@ -1,3 +1,4 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -48,5 +49,46 @@ describe('GET /api/v1/openapi.json', () => {
     expect(doc.paths['/api/private/call/dial'].post.deprecated).toBe(true);
     expect(doc.paths['/api/v1/batch'].post.responses['202']).toBeDefined();
     expect(doc.paths['/api/v1/call/dial'].post.responses['409']).toBeDefined();
+  });
+
+  it('is rendered as a reference page at /docs, from the document itself, with nothing from outside', async () => {
+    const res = await t.request({ method: 'GET', url: '/docs' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.headers['content-security-policy']).toContain("script-src 'self'");
+    const doc = (await t.request({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    for (const path of Object.keys(doc.paths)) expect(res.body, path).toContain(`<code>${path}</code>`);
+    expect(res.body).toContain('id="webhooks"');
+    expect(res.body).toContain('<code>call.completed</code>');
+    expect(res.body).not.toMatch(/(src|href)="https?:/);
+  });
+
+  it('is a valid OpenAPI 3.1 document, webhooks included', async () => {
+    const doc = (await t.request({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(Object.keys(doc.webhooks)).toEqual(['call.completed', 'batch.completed', 'batch.failed']);
+    const call = doc.webhooks['call.completed'].post;
+    expect(call.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'x-outdial-signature',
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]);
+    expect(
+      call.requestBody.content['application/json'].schema.properties.call.properties.summary,
+    ).toBeDefined();
+    // Every operation says what its errors look like.
+    for (const [path, item] of Object.entries(
+      doc.paths as Record<string, Record<string, { responses: object }>>,
+    )) {
+      for (const [method, operation] of Object.entries(item)) {
+        if (path.startsWith('/api/v1') && !path.endsWith('recording.wav')) {
+          expect(Object.keys(operation.responses), `${method} ${path}`).toContain('401');
+        }
+      }
+    }
   });
 });

@@ -154,6 +154,13 @@ describe(`dashboard in a browser (${STORE})`, () => {
     await shot('api-keys-revoked');
   });
 
+  it('serves the API reference offline', async () => {
+    await page.goto(`${base}/docs`);
+    expect(await page.textContent('h1')).toContain('outdial');
+    expect(await page.$$('section.op')).not.toHaveLength(0);
+    await shot('docs');
+  });
+
   it("shows nothing of another user's, and signs out", async () => {
     const theirs = await createBatch(bob, 1, 5, 'Bob only');
     const res = await page.goto(`${base}/dashboard/batches/${theirs}`);
