@@ -97,9 +97,7 @@ export class OutdialClient {
   ): Promise<BatchListItem[]> {
     return this.send('GET', `/api/v1/batch/list?${q(filters)}`);
   }
-  cancelBatch(
-    batchId: string,
-  ): Promise<{
+  cancelBatch(batchId: string): Promise<{
     success: boolean;
     batchId: string;
     status: 'cancelled';
