@@ -29,6 +29,7 @@ import { HealthService } from './services/health.js';
 import { BatchIngester } from './services/ingest.js';
 import { KeyService } from './services/keys.js';
 import { loadSecrets } from './services/secrets.js';
+import { SipTrunkService } from './services/sip-trunks.js';
 import { UserService } from './services/users.js';
 import { WebhookService } from './services/webhooks.js';
 import { type LookupFn, webhookDispatcher } from './webhooks/address-guard.js';
@@ -78,6 +79,7 @@ export interface Runtime {
     batchReads: BatchReads;
     dashboard: DashboardReads;
     batchExport: BatchExport;
+    sipTrunks: SipTrunkService;
     webhooks: WebhookService;
     analysis: AnalysisService;
   };
@@ -168,6 +170,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       batchReads,
       dashboard: new DashboardReads(deps, batchReads),
       batchExport: new BatchExport(deps),
+      sipTrunks: new SipTrunkService(deps),
       webhooks: new WebhookService(deps),
       analysis: new AnalysisService(deps, overrides.analyzer ?? buildAnalyzer(config, logger, opened), calls),
     };

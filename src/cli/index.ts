@@ -219,6 +219,98 @@ secret
     );
   });
 
+const trunks = program.command('sip-trunks').description("a user's SIP trunks");
+trunks
+  .command('create')
+  .description('add a SIP trunk (the password is stored encrypted and never shown again)')
+  .requiredOption('--user <userId>', 'owner')
+  .requiredOption('--name <name>', 'a label')
+  .requiredOption('--host <host>', 'carrier or PBX host name or IP')
+  .requiredOption('--from <number>', 'E.164 caller number')
+  .option('--port <n>', 'SIP port (default 5060)', integer)
+  .option('--username <name>', 'digest user name')
+  .option('--password <password>', 'digest password')
+  .option('--max-cps <n>', 'calls per second through this trunk', integer)
+  .option('--max-concurrent <n>', 'calls up at once through this trunk', integer)
+  .addOption(jsonOption())
+  .action(
+    async (options: {
+      user: string;
+      name: string;
+      host: string;
+      from: string;
+      port?: number;
+      username?: string;
+      password?: string;
+      maxCps?: number;
+      maxConcurrent?: number;
+      json?: boolean;
+    }) => {
+      const reply = await client().post('/admin/v1/sip-trunks', {
+        userId: options.user,
+        name: options.name,
+        host: options.host,
+        fromNumber: options.from,
+        ...(options.port === undefined ? {} : { port: options.port }),
+        ...(options.username ? { username: options.username } : {}),
+        ...(options.password ? { password: options.password } : {}),
+        ...(options.maxCps === undefined ? {} : { maxCallsPerSecond: options.maxCps }),
+        ...(options.maxConcurrent === undefined ? {} : { maxConcurrentCalls: options.maxConcurrent }),
+      });
+      printResult(reply, options.json, (t) => [`Created SIP trunk ${t.id} (${t.name}, ${t.host}:${t.port})`]);
+    },
+  );
+trunks
+  .command('list')
+  .description("a user's SIP trunks")
+  .requiredOption('--user <userId>', 'owner')
+  .addOption(jsonOption())
+  .action(async (options: { user: string; json?: boolean }) => {
+    const reply = await client().get(`/admin/v1/sip-trunks?userId=${encodeURIComponent(options.user)}`);
+    printResult(reply, options.json, (r) =>
+      (r.sipTrunks as Array<Record<string, unknown>>).map(
+        (t) =>
+          `${t.id}  ${t.name}  ${t.host}:${t.port}  from ${t.fromNumber}${t.hasPassword ? '  (password set)' : ''}`,
+      ),
+    );
+  });
+trunks
+  .command('update <trunkId>')
+  .description('change a SIP trunk')
+  .option('--name <name>', 'a label')
+  .option('--host <host>', 'host name or IP')
+  .option('--port <n>', 'SIP port', integer)
+  .option('--from <number>', 'E.164 caller number')
+  .option('--password <password>', 'digest password')
+  .addOption(jsonOption())
+  .action(
+    async (
+      trunkId: string,
+      options: {
+        name?: string;
+        host?: string;
+        port?: number;
+        from?: string;
+        password?: string;
+        json?: boolean;
+      },
+    ) => {
+      const { json, from, ...rest } = options;
+      const reply = await client().patch(`/admin/v1/sip-trunks/${encodeURIComponent(trunkId)}`, {
+        ...rest,
+        ...(from ? { fromNumber: from } : {}),
+      });
+      printResult(reply, json, (t) => [`Updated SIP trunk ${t.id}`]);
+    },
+  );
+trunks
+  .command('delete <trunkId>')
+  .description('delete a SIP trunk no agent uses')
+  .action(async (trunkId: string) => {
+    await client().delete(`/admin/v1/sip-trunks/${encodeURIComponent(trunkId)}`);
+    process.stdout.write(`Deleted SIP trunk ${trunkId}\n`);
+  });
+
 registerCampaignCommands(program);
 
 try {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
  */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type IdPrefix = 'usr' | 'key' | 'agt' | 'cnt' | 'call' | 'bat' | 'evt' | 'dlv';
+export type IdPrefix = 'usr' | 'key' | 'agt' | 'cnt' | 'call' | 'bat' | 'evt' | 'dlv' | 'trk';
 
 let lastMs = 0;
 let lastRandom = new Uint8Array(10);

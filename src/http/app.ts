@@ -20,6 +20,7 @@ import type { DashboardReads } from '../services/dashboard.js';
 import type { BatchExport } from '../services/export.js';
 import type { HealthService } from '../services/health.js';
 import type { KeyService } from '../services/keys.js';
+import type { SipTrunkService } from '../services/sip-trunks.js';
 import type { UserService } from '../services/users.js';
 import type { WebhookService } from '../services/webhooks.js';
 import { registerAdminAuth, registerApiAuth } from './auth.js';
@@ -27,6 +28,7 @@ import { registerDashboard } from './dashboard/pages.js';
 import { handleError } from './errors.js';
 import { registerAdminAgents } from './routes/admin/agents.js';
 import { registerAdminKeys } from './routes/admin/keys.js';
+import { registerAdminSipTrunks } from './routes/admin/sip-trunks.js';
 import { registerAdminUsers } from './routes/admin/users.js';
 import { registerDocs } from './routes/docs.js';
 import { registerMetrics } from './routes/metrics.js';
@@ -59,6 +61,7 @@ export interface AppServices {
   batchReads: BatchReads;
   dashboard: DashboardReads;
   batchExport: BatchExport;
+  sipTrunks: SipTrunkService;
   webhooks: WebhookService;
   analysis: AnalysisService;
 }
@@ -193,6 +196,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     registerAdminUsers(scoped, options.services);
     registerAdminAgents(scoped, options.services);
     registerAdminKeys(scoped, options.services);
+    registerAdminSipTrunks(scoped, options.services);
   });
 
   registerOpenApi(app);

@@ -134,6 +134,47 @@ describe(`outdial batch and call commands (${STORE})`, () => {
     });
   }, 60_000);
 
+  it('manages SIP trunks with the admin token', async () => {
+    const out = server.output();
+    const admin = childEnv({
+      OUTDIAL_URL: env.OUTDIAL_URL,
+      OUTDIAL_ADMIN_TOKEN: out.match(/Admin token[^\n]*\n\s+(\S+)/)?.[1],
+    });
+    const userId = out.match(/user:\s+(usr_\S+)/)?.[1] ?? '';
+    const created = await runCli(
+      [
+        'sip-trunks',
+        'create',
+        '--user',
+        userId,
+        '--name',
+        'PBX',
+        '--host',
+        'pbx.example.com',
+        '--from',
+        '+14155550100',
+        '--password',
+        'pw-123456',
+        '--json',
+      ],
+      admin,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const trunk = JSON.parse(created.stdout) as { id: string; hasPassword: boolean };
+    expect(trunk.hasPassword).toBe(true);
+    expect(created.stdout).not.toContain('pw-123456');
+    const listed = await runCli(['sip-trunks', 'list', '--user', userId], admin);
+    expect(listed.stdout).toContain(
+      `${trunk.id}  PBX  pbx.example.com:5060  from +14155550100  (password set)`,
+    );
+    expect((await runCli(['sip-trunks', 'update', trunk.id, '--port', '5080'], admin)).stdout).toContain(
+      'Updated',
+    );
+    expect((await runCli(['sip-trunks', 'delete', trunk.id], admin)).stdout).toContain(
+      `Deleted SIP trunk ${trunk.id}`,
+    );
+  }, 60_000);
+
   it('explains what is wrong instead of sending anything', async () => {
     const noKey = await runCli(['batch', 'list'], childEnv({ OUTDIAL_URL: env.OUTDIAL_URL }));
     expect(noKey.code).toBe(1);

@@ -164,6 +164,22 @@ export interface WebhookDeliveriesTable {
   delivered_at: NullableTimestamp;
 }
 
+export interface SipTrunksTable {
+  id: string;
+  user_id: string;
+  name: string;
+  host: string;
+  port: number;
+  transport: 'udp';
+  username: string | null;
+  password_encrypted: string | null;
+  from_number: string;
+  max_calls_per_second: number | null;
+  max_concurrent_calls: number | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -180,6 +196,7 @@ export interface Database {
   batch_payloads: BatchPayloadsTable;
   batch_contacts: BatchContactsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  sip_trunks: SipTrunksTable;
   schema_migrations: SchemaMigrationsTable;
 }
 

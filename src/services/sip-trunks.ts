@@ -1,0 +1,222 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { AppError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { normalizeE164 } from '../domain/phone.js';
+import type { Deps } from './deps.js';
+
+/** A SIP trunk as the admin interface shows it: the password never leaves the server. */
+export interface SipTrunkView {
+  id: string;
+  userId: string;
+  name: string;
+  host: string;
+  port: number;
+  transport: 'udp';
+  username: string | null;
+  hasPassword: boolean;
+  fromNumber: string;
+  maxCallsPerSecond: number | null;
+  maxConcurrentCalls: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SipTrunkInput {
+  name?: string;
+  host?: string;
+  port?: number;
+  transport?: 'udp';
+  username?: string | null;
+  password?: string | null;
+  fromNumber?: string;
+  maxCallsPerSecond?: number | null;
+  maxConcurrentCalls?: number | null;
+}
+
+/**
+ * Secrets at rest: AES-256-GCM under a key derived from the service's JWT secret, so a database
+ * dump alone does not reveal a carrier password. `v1:` + base64(iv | tag | ciphertext).
+ */
+export class SecretBox {
+  private readonly key: Buffer;
+  constructor(secret: string) {
+    this.key = createHash('sha256').update(`outdial:sip-trunk-passwords:${secret}`).digest();
+  }
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return `v1:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+  }
+  open(sealed: string): string {
+    const raw = Buffer.from(sealed.replace(/^v1:/, ''), 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  }
+}
+
+const HOST =
+  /^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$|^\d{1,3}(\.\d{1,3}){3}$|^\[[0-9a-fA-F:.]+\]$/;
+
+function invalid(field: string, message: string): AppError {
+  return new AppError('INVALID_REQUEST', `${field} ${message}`, { fieldErrors: { [field]: [message] } });
+}
+
+export class SipTrunkService {
+  private readonly box: SecretBox;
+
+  constructor(private readonly deps: Deps) {
+    this.box = new SecretBox(deps.jwtSecret);
+  }
+
+  async create(
+    userId: string,
+    input: SipTrunkInput & { name: string; host: string; fromNumber: string },
+  ): Promise<SipTrunkView> {
+    const user = await this.deps.db
+      .selectFrom('users')
+      .select('id')
+      .where('id', '=', userId)
+      .executeTakeFirst();
+    if (!user) throw new AppError('NOT_FOUND', 'User not found');
+    const checked = check(input);
+    const row = await this.deps.db
+      .insertInto('sip_trunks')
+      .values({
+        id: newId('trk'),
+        user_id: userId,
+        name: input.name,
+        host: input.host,
+        port: input.port ?? 5060,
+        transport: input.transport ?? 'udp',
+        username: input.username ?? null,
+        password_encrypted: input.password ? this.box.seal(input.password) : null,
+        from_number: checked.fromNumber ?? input.fromNumber,
+        max_calls_per_second: input.maxCallsPerSecond ?? null,
+        max_concurrent_calls: input.maxConcurrentCalls ?? null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toView(row);
+  }
+
+  async list(userId: string): Promise<SipTrunkView[]> {
+    const rows = await this.deps.db
+      .selectFrom('sip_trunks')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    return rows.map(toView);
+  }
+
+  async get(trunkId: string): Promise<SipTrunkView> {
+    const row = await this.deps.db
+      .selectFrom('sip_trunks')
+      .selectAll()
+      .where('id', '=', trunkId)
+      .executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND', 'SIP trunk not found');
+    return toView(row);
+  }
+
+  async update(trunkId: string, input: SipTrunkInput): Promise<SipTrunkView> {
+    const checked = check(input);
+    const row = await this.deps.db
+      .updateTable('sip_trunks')
+      .set({
+        ...(input.name === undefined ? {} : { name: input.name }),
+        ...(input.host === undefined ? {} : { host: input.host }),
+        ...(input.port === undefined ? {} : { port: input.port }),
+        ...(input.transport === undefined ? {} : { transport: input.transport }),
+        ...(input.username === undefined ? {} : { username: input.username }),
+        ...(input.password === undefined
+          ? {}
+          : { password_encrypted: input.password ? this.box.seal(input.password) : null }),
+        ...(checked.fromNumber === undefined ? {} : { from_number: checked.fromNumber }),
+        ...(input.maxCallsPerSecond === undefined ? {} : { max_calls_per_second: input.maxCallsPerSecond }),
+        ...(input.maxConcurrentCalls === undefined ? {} : { max_concurrent_calls: input.maxConcurrentCalls }),
+        updated_at: this.deps.clock.now(),
+      })
+      .where('id', '=', trunkId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND', 'SIP trunk not found');
+    return toView(row);
+  }
+
+  /** Deletes a trunk no agent uses; one in use is a 409 naming the agents. */
+  async delete(trunkId: string): Promise<void> {
+    await this.deps.db.transaction().execute(async (trx) => {
+      const trunk = await trx
+        .selectFrom('sip_trunks')
+        .select('id')
+        .where('id', '=', trunkId)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!trunk) throw new AppError('NOT_FOUND', 'SIP trunk not found');
+      const users = await trx.selectFrom('agents').select('id').where('sip_trunk_id', '=', trunkId).execute();
+      if (users.length > 0) {
+        throw new AppError(
+          'CONFLICT',
+          `SIP trunk ${trunkId} is used by agent${users.length === 1 ? '' : 's'} ${users.map((a) => a.id).join(', ')}; point ${users.length === 1 ? 'it' : 'them'} elsewhere first`,
+        );
+      }
+      await trx.deleteFrom('sip_trunks').where('id', '=', trunkId).execute();
+    });
+  }
+
+  /** The trunk's password in clear, for the SIP provider when it authenticates (never for the API). */
+  async password(trunkId: string): Promise<string | null> {
+    const row = await this.deps.db
+      .selectFrom('sip_trunks')
+      .select('password_encrypted')
+      .where('id', '=', trunkId)
+      .executeTakeFirst();
+    return row?.password_encrypted ? this.box.open(row.password_encrypted) : null;
+  }
+}
+
+function check(input: SipTrunkInput): { fromNumber?: string } {
+  if (input.host !== undefined && !HOST.test(input.host)) {
+    throw invalid('host', 'must be a host name or an IP address, without scheme or port');
+  }
+  if (input.fromNumber === undefined) return {};
+  const fromNumber = normalizeE164(input.fromNumber);
+  if (!fromNumber) throw invalid('fromNumber', 'must be an E.164 phone number such as +14155550100');
+  return { fromNumber };
+}
+
+function toView(row: {
+  id: string;
+  user_id: string;
+  name: string;
+  host: string;
+  port: number;
+  transport: 'udp';
+  username: string | null;
+  password_encrypted: string | null;
+  from_number: string;
+  max_calls_per_second: number | null;
+  max_concurrent_calls: number | null;
+  created_at: Date;
+  updated_at: Date;
+}): SipTrunkView {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    name: row.name,
+    host: row.host,
+    port: row.port,
+    transport: row.transport,
+    username: row.username,
+    hasPassword: row.password_encrypted !== null,
+    fromNumber: row.from_number,
+    maxCallsPerSecond: row.max_calls_per_second,
+    maxConcurrentCalls: row.max_concurrent_calls,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
