@@ -1,0 +1,354 @@
+import dgram from 'node:dgram';
+import { EventEmitter } from 'node:events';
+import {
+  cseqMethod,
+  digestAuthorization,
+  header,
+  newBranch,
+  newCallId,
+  newTag,
+  parseChallenge,
+  parseMessage,
+  type SipMessage,
+  sdpOffer,
+  serialize,
+  tagOf,
+} from './message.js';
+
+/**
+ * A SIP user agent client for outbound calls over UDP: the INVITE client transaction with its
+ * retransmissions (RFC 3261 timers A and B), provisional responses, digest authentication on 401
+ * or 407, ACK for every final answer, CANCEL when the ring timeout passes, and BYE either way.
+ */
+
+export type SipOutcome =
+  | { kind: 'answered' }
+  | { kind: 'busy'; code: number }
+  | { kind: 'no_answer'; code: number | null; reason: string }
+  | { kind: 'capacity'; code: number }
+  | { kind: 'failed'; code: number | null; reason: string };
+
+/** What a carrier's final answer to an INVITE means for the call. */
+export function outcomeOf(code: number, reason = ''): SipOutcome {
+  if (code >= 200 && code < 300) return { kind: 'answered' };
+  if (code === 486 || code === 600 || code === 603) return { kind: 'busy', code };
+  if (code === 503 || code === 429 || (code === 480 && /capacity|congest|overload|limit/i.test(reason))) {
+    return { kind: 'capacity', code };
+  }
+  if (code === 408 || code === 480 || code === 487)
+    return { kind: 'no_answer', code, reason: reason || 'no answer' };
+  return { kind: 'failed', code, reason: reason || `SIP ${code}` };
+}
+
+export interface InviteOptions {
+  host: string;
+  port: number;
+  /** The number called (the request URI's user part). */
+  to: string;
+  /** The caller number. */
+  from: string;
+  credentials?: { username: string; password: string };
+  /** CANCEL after this long without an answer. */
+  ringTimeoutMs: number;
+  /** The local RTP port offered in the SDP. */
+  rtpPort?: number;
+}
+
+const T1 = 500;
+
+export class SipCall extends EventEmitter {
+  readonly callId: string;
+  private readonly fromTag = newTag();
+  private toTag: string | undefined;
+  private cseq = 1;
+  private branch = newBranch();
+  private inviteText = '';
+  private retransmit: NodeJS.Timeout | null = null;
+  private transactionTimeout: NodeJS.Timeout | null = null;
+  private ringTimer: NodeJS.Timeout | null = null;
+  private authTried = false;
+  private cancelled = false;
+  private state: 'calling' | 'proceeding' | 'answered' | 'ended' = 'calling';
+  private byeSettle: ((code: number) => void) | null = null;
+  /** Resolves with the INVITE's outcome (answered, busy, ...). */
+  readonly outcome: Promise<SipOutcome>;
+  /** Resolves when an answered call has ended, with who hung up. */
+  readonly ended: Promise<{ by: 'local' | 'remote' }>;
+  private settleOutcome!: (outcome: SipOutcome) => void;
+  private settleEnded!: (end: { by: 'local' | 'remote' }) => void;
+  /** The SIP status code of the final answer. */
+  finalCode: number | null = null;
+
+  constructor(
+    private readonly agent: SipUserAgent,
+    private readonly options: InviteOptions,
+  ) {
+    super();
+    this.callId = newCallId(agent.address);
+    this.outcome = new Promise((resolve) => {
+      this.settleOutcome = resolve;
+    });
+    this.ended = new Promise((resolve) => {
+      this.settleEnded = resolve;
+    });
+  }
+
+  private get requestUri() {
+    return `sip:${this.options.to}@${this.options.host}:${this.options.port}`;
+  }
+  private get fromHeader() {
+    return `<sip:${this.options.from}@${this.agent.address}>;tag=${this.fromTag}`;
+  }
+  private toHeader(withTag: boolean) {
+    return `<sip:${this.options.to}@${this.options.host}>${withTag && this.toTag ? `;tag=${this.toTag}` : ''}`;
+  }
+  private via(branch: string) {
+    return `SIP/2.0/UDP ${this.agent.address}:${this.agent.port};branch=${branch};rport`;
+  }
+
+  start(): void {
+    this.sendInvite();
+    this.ringTimer = setTimeout(() => this.cancel(), this.options.ringTimeoutMs);
+  }
+
+  private sendInvite(authorization?: { name: string; value: string }): void {
+    const sdp = sdpOffer(this.agent.address, this.options.rtpPort ?? 40000);
+    this.inviteText = serialize(
+      `INVITE ${this.requestUri} SIP/2.0`,
+      [
+        ['Via', this.via(this.branch)],
+        ['Max-Forwards', 70],
+        ['From', this.fromHeader],
+        ['To', this.toHeader(false)],
+        ['Call-ID', this.callId],
+        ['CSeq', `${this.cseq} INVITE`],
+        ['Contact', `<sip:outdial@${this.agent.address}:${this.agent.port}>`],
+        ['User-Agent', 'outdial'],
+        ...(authorization ? ([[authorization.name, authorization.value]] as Array<[string, string]>) : []),
+        ['Content-Type', 'application/sdp'],
+      ],
+      sdp,
+    );
+    this.send(this.inviteText);
+    // Timer A: retransmit until something answers, doubling; timer B: give up after 64*T1.
+    let interval = T1;
+    const again = () => {
+      this.retransmit = setTimeout(() => {
+        if (this.state !== 'calling') return;
+        this.send(this.inviteText);
+        interval *= 2;
+        again();
+      }, interval);
+    };
+    again();
+    this.transactionTimeout = setTimeout(() => {
+      if (this.state === 'calling')
+        this.finish({ kind: 'no_answer', code: 408, reason: 'no response from the trunk' });
+    }, 64 * T1);
+  }
+
+  private send(text: string): void {
+    this.agent.sendTo(text, this.options.host, this.options.port);
+  }
+
+  /** A response or request for this call, routed here by the user agent. */
+  receive(message: SipMessage): void {
+    if (message.status === 0) {
+      this.onRequest(message);
+      return;
+    }
+    const method = cseqMethod(message);
+    if (method === 'BYE') {
+      this.byeSettle?.(message.status);
+      return;
+    }
+    if (method === 'CANCEL') return; // its 200; the INVITE's 487 follows
+    if (method !== 'INVITE') return;
+    if (this.retransmit) clearTimeout(this.retransmit);
+    if (message.status < 200) {
+      if (this.state === 'calling') this.state = 'proceeding';
+      this.toTag ??= tagOf(header(message, 'to'));
+      return;
+    }
+    if (this.transactionTimeout) clearTimeout(this.transactionTimeout);
+    this.toTag = tagOf(header(message, 'to')) ?? this.toTag;
+    if (message.status >= 200 && message.status < 300) {
+      this.ack(message, true);
+      if (this.state === 'answered' || this.state === 'ended') return; // a retransmitted 200
+      if (this.ringTimer) clearTimeout(this.ringTimer);
+      this.state = 'answered';
+      this.finalCode = message.status;
+      this.settleOutcome({ kind: 'answered' });
+      return;
+    }
+    this.ack(message, false);
+    if (this.state === 'ended') return;
+    const challenge =
+      message.status === 401 || message.status === 407
+        ? parseChallenge(
+            header(message, message.status === 401 ? 'www-authenticate' : 'proxy-authenticate') ?? '',
+          )
+        : null;
+    if (challenge && this.options.credentials && !this.authTried && !this.cancelled) {
+      this.authTried = true;
+      this.cseq++;
+      this.branch = newBranch();
+      this.state = 'calling';
+      this.sendInvite({
+        name: message.status === 401 ? 'Authorization' : 'Proxy-Authorization',
+        value: digestAuthorization(challenge, this.options.credentials, 'INVITE', this.requestUri),
+      });
+      return;
+    }
+    const outcome =
+      this.cancelled && message.status === 487
+        ? ({ kind: 'no_answer', code: 487, reason: 'ring timeout' } as const)
+        : outcomeOf(message.status, message.reason);
+    this.finalCode = message.status;
+    this.finish(outcome);
+  }
+
+  private onRequest(message: SipMessage): void {
+    const response = (code: number, reason: string) =>
+      serialize(`SIP/2.0 ${code} ${reason}`, [
+        ...(message.headers.get('via') ?? []).map((value): [string, string] => ['Via', value]),
+        ['From', header(message, 'from') ?? ''],
+        ['To', header(message, 'to') ?? ''],
+        ['Call-ID', header(message, 'call-id') ?? ''],
+        ['CSeq', header(message, 'cseq') ?? ''],
+      ]);
+    if (message.method === 'BYE') {
+      this.send(response(200, 'OK'));
+      if (this.state === 'answered') {
+        this.state = 'ended';
+        this.settleEnded({ by: 'remote' });
+      }
+    } else if (message.method !== 'ACK') {
+      this.send(response(405, 'Method Not Allowed'));
+    }
+  }
+
+  /** ACK: for a 2xx a new transaction (new branch, to the dialog); otherwise part of the INVITE's. */
+  private ack(response: SipMessage, success: boolean): void {
+    this.send(
+      serialize(`ACK ${this.requestUri} SIP/2.0`, [
+        ['Via', this.via(success ? newBranch() : this.branch)],
+        ['Max-Forwards', 70],
+        ['From', this.fromHeader],
+        ['To', header(response, 'to') ?? this.toHeader(true)],
+        ['Call-ID', this.callId],
+        ['CSeq', `${this.cseq} ACK`],
+      ]),
+    );
+  }
+
+  /** CANCEL the INVITE when the ring timeout passes without an answer. */
+  private cancel(): void {
+    if (this.state !== 'proceeding' && this.state !== 'calling') return;
+    this.cancelled = true;
+    if (this.state === 'calling') {
+      // Nothing answered at all: a CANCEL is only sent once a provisional response came.
+      this.finish({ kind: 'no_answer', code: null, reason: 'ring timeout' });
+      return;
+    }
+    this.send(
+      serialize(`CANCEL ${this.requestUri} SIP/2.0`, [
+        ['Via', this.via(this.branch)],
+        ['Max-Forwards', 70],
+        ['From', this.fromHeader],
+        ['To', this.toHeader(false)],
+        ['Call-ID', this.callId],
+        ['CSeq', `${this.cseq} CANCEL`],
+      ]),
+    );
+  }
+
+  /** Hangs up an answered call with BYE; resolves with the far end's status code. */
+  async hangup(): Promise<number | null> {
+    if (this.state !== 'answered') return null;
+    this.state = 'ended';
+    this.cseq++;
+    const text = serialize(`BYE ${this.requestUri} SIP/2.0`, [
+      ['Via', this.via(newBranch())],
+      ['Max-Forwards', 70],
+      ['From', this.fromHeader],
+      ['To', this.toHeader(true)],
+      ['Call-ID', this.callId],
+      ['CSeq', `${this.cseq} BYE`],
+    ]);
+    const code = await new Promise<number | null>((resolve) => {
+      let interval = T1;
+      let timer: NodeJS.Timeout;
+      const give = setTimeout(() => resolve(null), 64 * T1);
+      this.byeSettle = (status) => {
+        clearTimeout(timer);
+        clearTimeout(give);
+        resolve(status);
+      };
+      const again = () => {
+        this.send(text);
+        interval = Math.min(interval * 2, 4000);
+        timer = setTimeout(again, interval);
+      };
+      again();
+    });
+    this.settleEnded({ by: 'local' });
+    this.agent.forget(this.callId);
+    return code;
+  }
+
+  private finish(outcome: SipOutcome): void {
+    if (this.state === 'ended') return;
+    this.state = 'ended';
+    for (const timer of [this.retransmit, this.transactionTimeout, this.ringTimer])
+      if (timer) clearTimeout(timer);
+    this.settleOutcome(outcome);
+    this.settleEnded({ by: 'local' });
+    // Keep routing a little longer: retransmitted finals still need their ACK.
+    setTimeout(() => this.agent.forget(this.callId), 32 * T1).unref();
+  }
+}
+
+/** One UDP socket, many calls: messages are routed to their call by Call-ID. */
+export class SipUserAgent {
+  private readonly socket = dgram.createSocket('udp4');
+  private readonly calls = new Map<string, SipCall>();
+  port = 0;
+
+  constructor(readonly address = '127.0.0.1') {
+    this.socket.on('message', (data) => {
+      let message: SipMessage;
+      try {
+        message = parseMessage(data.toString('utf8'));
+      } catch {
+        return; // not SIP: ignored
+      }
+      const call = this.calls.get(header(message, 'call-id') ?? '');
+      call?.receive(message);
+    });
+  }
+
+  async start(port = 0): Promise<void> {
+    await new Promise<void>((resolve) => this.socket.bind(port, this.address, resolve));
+    this.port = this.socket.address().port;
+  }
+
+  invite(options: InviteOptions): SipCall {
+    const call = new SipCall(this, options);
+    this.calls.set(call.callId, call);
+    call.start();
+    return call;
+  }
+
+  sendTo(text: string, host: string, port: number): void {
+    this.socket.send(text, port, host);
+  }
+
+  forget(callId: string): void {
+    this.calls.delete(callId);
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => this.socket.close(() => resolve()));
+  }
+}

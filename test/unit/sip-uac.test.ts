@@ -1,0 +1,113 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outcomeOf, SipUserAgent } from '../../src/adapters/voice/sip/uac.js';
+import { freePort, ROOT } from '../helpers/process.js';
+
+/** The SIP user agent against a real SIP peer: sipp (Debian's sip-tester) on loopback, one scenario per case. */
+describe('SIP user agent against sipp', () => {
+  let agent: SipUserAgent;
+  beforeAll(async () => {
+    agent = new SipUserAgent('127.0.0.1');
+    await agent.start();
+  });
+  afterAll(() => agent.close());
+
+  /** Starts sipp as the far end with a scenario of test/fixtures/sipp; resolves with its exit code. */
+  const farEnd = async (
+    scenario: string,
+  ): Promise<{ port: number; done: Promise<number | null>; child: ChildProcess }> => {
+    const port = await freePort();
+    const child = spawn(
+      'sipp',
+      [
+        '-sf',
+        path.join(ROOT, 'test/fixtures/sipp', `${scenario}.xml`),
+        '-i',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-m',
+        '1',
+        '-nostdin',
+        '-timeout',
+        '20s',
+        '-timeout_error',
+      ],
+      { stdio: 'ignore' },
+    );
+    const done = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return { port, done, child };
+  };
+  const call = (port: number, ringTimeoutMs = 5000) =>
+    agent.invite({ host: '127.0.0.1', port, to: '+14155550123', from: '+14155550100', ringTimeoutMs });
+
+  it('places a call that is answered, then hangs it up with BYE', async () => {
+    const far = await farEnd('answer');
+    const sip = call(far.port);
+    expect(await sip.outcome).toEqual({ kind: 'answered' });
+    expect(sip.finalCode).toBe(200);
+    expect(await sip.hangup()).toBe(200);
+    expect(await far.done).toBe(0);
+  });
+
+  it('sees the far end hang up', async () => {
+    const far = await farEnd('remote-hangup');
+    const sip = call(far.port);
+    expect(await sip.outcome).toEqual({ kind: 'answered' });
+    expect(await sip.ended).toEqual({ by: 'remote' });
+    expect(await far.done).toBe(0);
+  });
+
+  it('reads 486 as busy and acknowledges it', async () => {
+    const far = await farEnd('busy');
+    const sip = call(far.port);
+    expect(await sip.outcome).toEqual({ kind: 'busy', code: 486 });
+    expect(await far.done).toBe(0);
+  });
+
+  it('cancels a call that rings past the timeout', async () => {
+    const far = await farEnd('ring');
+    const sip = call(far.port, 800);
+    expect(await sip.outcome).toEqual({ kind: 'no_answer', code: 487, reason: 'ring timeout' });
+    expect(await far.done).toBe(0);
+  });
+
+  it('answers a digest challenge and gets through', async () => {
+    const far = await farEnd('auth');
+    const sip = agent.invite({
+      host: '127.0.0.1',
+      port: far.port,
+      to: '+14155550123',
+      from: '+14155550100',
+      ringTimeoutMs: 5000,
+      credentials: { username: 'trunkuser', password: 'trunkpass' },
+    });
+    expect(await sip.outcome).toEqual({ kind: 'answered' });
+    expect(await sip.hangup()).toBe(200);
+    expect(await far.done).toBe(0);
+  });
+
+  it("fails with the far end's refusal when the credentials are wrong", async () => {
+    const far = await farEnd('auth');
+    const sip = agent.invite({
+      host: '127.0.0.1',
+      port: far.port,
+      to: '+14155550123',
+      from: '+14155550100',
+      ringTimeoutMs: 5000,
+      credentials: { username: 'trunkuser', password: 'wrong' },
+    });
+    expect(await sip.outcome).toEqual({ kind: 'failed', code: 403, reason: 'Forbidden' });
+    expect(await far.done).toBe(0);
+  });
+
+  it('maps carrier answers to outcomes', () => {
+    expect(outcomeOf(603)).toEqual({ kind: 'busy', code: 603 });
+    expect(outcomeOf(480)).toMatchObject({ kind: 'no_answer', code: 480 });
+    expect(outcomeOf(480, 'Temporarily Unavailable - capacity')).toEqual({ kind: 'capacity', code: 480 });
+    expect(outcomeOf(503)).toEqual({ kind: 'capacity', code: 503 });
+    expect(outcomeOf(404, 'Not Found')).toEqual({ kind: 'failed', code: 404, reason: 'Not Found' });
+  });
+});
