@@ -67,6 +67,15 @@ describe('SIP user agent against sipp', () => {
     expect(await far.done).toBe(0);
   });
 
+  it('reads 404 as failed and 503 as carrier capacity', async () => {
+    const missing = await farEnd('not-found');
+    expect(await call(missing.port).outcome).toEqual({ kind: 'failed', code: 404, reason: 'Not Found' });
+    expect(await missing.done).toBe(0);
+    const full = await farEnd('capacity');
+    expect(await call(full.port).outcome).toEqual({ kind: 'capacity', code: 503 });
+    expect(await full.done).toBe(0);
+  });
+
   it('cancels a call that rings past the timeout', async () => {
     const far = await farEnd('ring');
     const sip = call(far.port, 800);
