@@ -113,8 +113,12 @@ describe(`TypeScript client (${STORE})`, () => {
     expect(() =>
       verifyWebhook(first.headers, first.body, secret, { now: new Date(Date.now() + 3_600_000) }),
     ).toThrow('too far from now');
-    const deliveries = await client.webhookDeliveries({ batchId: accepted.batchId });
-    expect(deliveries.map((d) => d.status)).toEqual(['succeeded', 'succeeded']);
+    // The receiver has them; their results are recorded right after the answers.
+    const deliveries = await eventually(async () => {
+      const list = await client.webhookDeliveries({ batchId: accepted.batchId });
+      return list.every((d) => d.status === 'succeeded') ? list : undefined;
+    });
+    expect(deliveries).toHaveLength(2);
   });
 
   it('turns error answers into OutdialError with the spec body', async () => {
