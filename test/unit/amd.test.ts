@@ -1,0 +1,73 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { detectAnsweringMachine } from '../../src/adapters/voice/amd.js';
+
+const RATE = 8000;
+
+/** Speech from espeak-ng (Debian), resampled to the 8 kHz of a phone line. */
+function speak(text: string): Int16Array {
+  const file = path.join(os.tmpdir(), `amd-${process.pid}-${Date.now()}.wav`);
+  execFileSync('espeak-ng', ['-w', file, text]);
+  const wav = fs.readFileSync(file);
+  fs.rmSync(file, { force: true });
+  const sourceRate = wav.readUInt32LE(24);
+  const dataAt = wav.indexOf('data') + 8;
+  const source = new Int16Array(
+    wav.buffer.slice(wav.byteOffset + dataAt, wav.byteOffset + wav.length - ((wav.length - dataAt) % 2)),
+  );
+  const out = new Int16Array(Math.floor((source.length * RATE) / sourceRate));
+  for (let i = 0; i < out.length; i++) {
+    const position = (i * sourceRate) / RATE;
+    const left = Math.floor(position);
+    const fraction = position - left;
+    out[i] = Math.round((source[left] ?? 0) * (1 - fraction) + (source[left + 1] ?? 0) * fraction);
+  }
+  return out;
+}
+
+const silence = (ms: number) => new Int16Array((RATE * ms) / 1000);
+const beep = (ms: number, frequency = 1000) =>
+  Int16Array.from({ length: (RATE * ms) / 1000 }, (_, i) =>
+    Math.round(8000 * Math.sin((2 * Math.PI * frequency * i) / RATE)),
+  );
+const join = (...parts: Int16Array[]) => {
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+};
+
+describe('answering-machine detection', () => {
+  it('takes a short hello followed by silence for a person', () => {
+    const verdict = detectAnsweringMachine(join(silence(300), speak('Hello?'), silence(2000)), RATE);
+    expect(verdict).toMatchObject({ kind: 'human', reason: 'a short greeting, then silence' });
+    expect(verdict.atMs).toBeLessThan(2500);
+  });
+
+  it('takes a long recorded greeting for a machine, before it ends', () => {
+    const greeting = speak(
+      "Hi, you have reached the voicemail of Jordan Smith. I can't take your call right now. Please leave your name, number and a short message after the tone.",
+    );
+    const verdict = detectAnsweringMachine(join(silence(200), greeting, beep(400)), RATE);
+    expect(verdict).toMatchObject({ kind: 'machine', reason: 'a long greeting' });
+    expect(verdict.atMs).toBeLessThan(3500);
+  });
+
+  it('takes a beep for a machine, even after a short greeting', () => {
+    const verdict = detectAnsweringMachine(
+      join(speak('Leave a message.'), silence(300), beep(500, 850)),
+      RATE,
+    );
+    expect(verdict).toMatchObject({ kind: 'machine', reason: 'a beep' });
+  });
+
+  it('cannot tell from silence alone', () => {
+    expect(detectAnsweringMachine(silence(7000), RATE)).toMatchObject({ kind: 'unknown', reason: 'silence' });
+  });
+});
