@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { userOfApiKey } from '../client/index.js';
 import { AdminClient, AdminClientError } from './admin-client.js';
 import { contactsFromCsv } from './csv.js';
 import { printResult } from './output.js';
@@ -19,17 +20,15 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** The API key's user: the key is a JWT whose subject is the user (the server checks the rest). */
+/** The API key's user, for the body fields the API asks for. */
 function userOfKey(key: string): string {
   try {
-    const payload = JSON.parse(Buffer.from(key.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
-      sub?: unknown;
-    };
-    if (typeof payload.sub === 'string') return payload.sub;
+    return userOfApiKey(key);
   } catch {
-    // fall through
+    throw new AdminClientError(
+      'that API key is malformed: create one with `outdial keys create --user <id>`',
+    );
   }
-  throw new AdminClientError('that API key is malformed: create one with `outdial keys create --user <id>`');
 }
 
 const FINAL = new Set(['completed', 'cancelled', 'failed']);

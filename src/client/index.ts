@@ -63,7 +63,7 @@ export class OutdialClient {
 
   constructor(private readonly options: ClientOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
-    this.userId = userOfKey(options.apiKey);
+    this.userId = userOfApiKey(options.apiKey);
   }
 
   dial(request: DialRequest): Promise<DialResult> {
@@ -153,7 +153,8 @@ function q(params: Record<string, string | number | undefined>): string {
   return search.toString();
 }
 
-function userOfKey(key: string): string {
+/** The user an API key belongs to: the key is a JWT whose subject is the user (the server checks the rest). */
+export function userOfApiKey(key: string): string {
   try {
     const payload = JSON.parse(Buffer.from(key.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
       sub?: unknown;

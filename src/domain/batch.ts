@@ -77,3 +77,15 @@ export function isValidTimeZone(zone: string): boolean {
 export function estimateMinutes(contacts: number, minutesPerCall: number): number {
   return Math.ceil(contacts * minutesPerCall);
 }
+
+/** The share of a batch's contacts that are done, and of those done the share that succeeded, in percent with two decimals. */
+export function batchRatios(counts: { total: number; processed: number; succeeded: number }): {
+  percentComplete: number;
+  successRate: number;
+} {
+  const round2 = (value: number) => Math.round(value * 100) / 100;
+  return {
+    percentComplete: counts.total > 0 ? round2((counts.processed / counts.total) * 100) : 0,
+    successRate: counts.processed > 0 ? round2((counts.succeeded / counts.processed) * 100) : 0,
+  };
+}

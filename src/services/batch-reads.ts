@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { BatchStatus } from '../domain/batch.js';
+import { type BatchStatus, batchRatios } from '../domain/batch.js';
 import type { CallStatus } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import type { LiveCallStatus } from '../ports.js';
@@ -64,6 +64,9 @@ const RATE_WINDOW_MS = 60_000;
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
+const snapshotKey = (userId: string, batchId: string, limit: number | null) =>
+  `${userId}\u0000${batchId}\u0000${limit ?? 'all'}`;
+
 /** How old a check-status snapshot may be. */
 const STATS_FRESH_MS = 250;
 
@@ -81,8 +84,8 @@ export class BatchReads {
    * arrive together share one read instead of each running three queries. A cancel made through
    * this process forgets the snapshot at once.
    */
-  async checkStatus(userId: string, batchId: string, limit: number | null): Promise<BatchStatistics> {
-    const key = `${userId}\u0000${batchId}\u0000${limit ?? 'all'}`;
+  checkStatus(userId: string, batchId: string, limit: number | null): Promise<BatchStatistics> {
+    const key = snapshotKey(userId, batchId, limit);
     const now = Date.now();
     const cached = this.snapshots.get(key);
     if (cached && now - cached.at < STATS_FRESH_MS) return cached.value;
@@ -97,10 +100,12 @@ export class BatchReads {
 
   /** check-status as the JSON text of the reply, serialised once per snapshot. */
   async checkStatusJson(userId: string, batchId: string, limit: number | null): Promise<string> {
-    const value = await this.checkStatus(userId, batchId, limit);
-    const snapshot = this.snapshots.get(`${userId}\u0000${batchId}\u0000${limit ?? 'all'}`);
-    if (!snapshot || (await snapshot.value) !== value) return JSON.stringify(value);
-    snapshot.json ??= JSON.stringify(value);
+    const pending = this.checkStatus(userId, batchId, limit);
+    const statistics = await pending;
+    const snapshot = this.snapshots.get(snapshotKey(userId, batchId, limit));
+    // Only the snapshot this answer came from keeps the text (a newer one may have replaced it).
+    if (snapshot?.value !== pending) return JSON.stringify(statistics);
+    snapshot.json ??= JSON.stringify(statistics);
     return snapshot.json;
   }
 
@@ -173,8 +178,7 @@ export class BatchReads {
         succeeded: batch.succeeded,
         failed: batch.failed,
         pending,
-        percentComplete: batch.total > 0 ? round2((batch.processed / batch.total) * 100) : 0,
-        successRate: batch.processed > 0 ? round2((batch.succeeded / batch.processed) * 100) : 0,
+        ...batchRatios(batch),
         duplicates: batch.duplicates,
         cancelled: batch.cancelled_jobs,
       },
@@ -299,7 +303,7 @@ export class BatchReads {
         processed: row.processed,
         succeeded: row.succeeded,
         failed: row.failed,
-        percentComplete: row.total > 0 ? round2((row.processed / row.total) * 100) : 0,
+        percentComplete: batchRatios(row).percentComplete,
         createdAt: row.created_at.toISOString(),
         agentId: row.agent_id,
         priority: row.priority,

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import { type Db, json } from '../adapters/postgres/database.js';
 import { metricSchemaFor, toMetricConfig } from '../domain/analysis.js';
-import { type BatchStatus, nextStep } from '../domain/batch.js';
+import { type BatchStatus, batchRatios, nextStep } from '../domain/batch.js';
 import { type CallStatus, isSuccess, minutesToCharge, type TranscriptEntry } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -243,102 +243,31 @@ export class CallService {
         // One turn of the event loop lets the ends reported at the same moment join the group.
         await new Promise<void>((resolve) => setImmediate(resolve));
         const group = this.endings.splice(0, ENDINGS_PER_GROUP);
-        if (group.length === 1) {
-          const [only] = group as [(typeof group)[number]];
-          await this.finishOne(only.event).then(only.resolve, only.reject);
-          continue;
-        }
         try {
           const results = await this.finishGroup(group.map((entry) => entry.event));
           group.forEach((entry, index) => {
             entry.resolve(results[index] ?? false);
           });
         } catch (error) {
+          if (group.length === 1) {
+            group[0]?.reject(error);
+            continue;
+          }
           this.deps.logger.warn(
             { err: error, calls: group.length },
             'a group of call ends failed; applying them one by one',
           );
-          for (const entry of group) await this.finishOne(entry.event).then(entry.resolve, entry.reject);
+          for (const entry of group) {
+            await this.finishGroup([entry.event]).then(
+              ([changed]) => entry.resolve(changed ?? false),
+              entry.reject,
+            );
+          }
         }
       }
     } finally {
       this.applyingEndings = false;
     }
-  }
-
-  /** One call's end, in its own transaction (the path a lone end, or a failed group, takes). */
-  private async finishOne(event: CallEndedEvent): Promise<boolean> {
-    const charge = minutesToCharge(event.status, event.duration);
-    // A call with something said is analysed in the background; its call webhook waits for that.
-    const analyse = event.transcription.some((entry) => entry.content.trim() !== '');
-    const { db, clock } = this.deps;
-    const updated = await db.transaction().execute(async (trx) => {
-      // Lock order: the batch row first (as the dispatcher, cancel and ingestion do), then the call.
-      // Found and locked in one round trip; none for a single call. Every statement here runs with
-      // the batch locked, so there are as few as possible: a campaign ends a call every few ms.
-      const batch = (
-        await sql<LockedBatch>`
-          select b.id, b.status, b.total, b.processed, b.max_attempts, b.no_answer_delay_ms,
-                 b.busy_delay_ms, b.user_id, b.agent_id, b.webhooks, b.succeeded, b.failed,
-                 b.created_at, b.started_at
-          from batches b
-          where b.id = (select batch_id from calls where id = ${event.callId})
-          for update of b`.execute(trx)
-      ).rows[0];
-      const now = clock.now();
-      // The call's end and its charge in one statement.
-      const row = (
-        await sql<
-          CallRow & { status_callback_url: string | null; batch_seq: number | null; attempt: number }
-        >`
-          with ended as (
-            update calls set
-              status = ${event.status}, duration = ${event.duration}, answered_at = ${event.answeredAt},
-              ended_at = ${event.endedAt}, error = ${event.error}, transcription = ${json(event.transcription)},
-              minutes_charged = ${charge}, updated_at = ${now},
-              analysis_status = ${analyse ? 'pending' : null}, analysis_due_at = ${analyse ? now : null}
-            where id = ${event.callId} and status = 'ONGOING'
-            returning id, user_id, agent_id, contact_id, batch_id, status, phone_number, error, duration,
-                      created_at, status_callback_url, batch_seq, attempt
-          ), charged as (
-            update users u set available_minutes = u.available_minutes - ${charge}
-            from ended where u.id = ended.user_id and ${charge} > 0
-            returning u.id
-          )
-          select ended.*, (select count(*) from charged) as charged from ended`.execute(trx)
-      ).rows[0];
-      if (!row) return undefined;
-      const completed =
-        batch && row.batch_seq !== null
-          ? await advanceBatchContact(trx, batch, row.batch_seq, row.attempt, event, now)
-          : false;
-      const callUrl = batch ? batch.webhooks?.onCallComplete : row.status_callback_url;
-      if (callUrl && !analyse) {
-        await queueWebhook(trx, {
-          userId: row.user_id,
-          url: callUrl,
-          payload: await this.completedPayload(trx, row.id),
-          batchId: row.batch_id,
-          callId: row.id,
-          now,
-        });
-      }
-      const batchUrl = batch?.webhooks?.onBatchComplete;
-      if (batch && completed && batchUrl) {
-        await queueWebhook(trx, {
-          userId: batch.user_id,
-          url: batchUrl,
-          payload: batchCompletedPayload(batch, isSuccess(event.status), now),
-          batchId: batch.id,
-          now,
-        });
-      }
-      return row;
-    });
-    if (!updated) return false;
-    this.deps.metrics.callsEnded.inc({ status: updated.status });
-    await this.putLive(this.liveFromRow(updated));
-    return true;
   }
 
   /** Several calls' ends in one transaction; returns, per event, whether it changed anything. */
@@ -807,11 +736,6 @@ interface LockedBatch {
   started_at: Date | null;
 }
 
-/** The onBatchComplete payload of a batch whose last contact has just finished (with `lastSucceeded`). */
-function batchCompletedPayload(batch: LockedBatch, lastSucceeded: boolean, now: Date): BatchCompletedPayload {
-  return batchSummaryPayload(batch, 1, lastSucceeded ? 1 : 0, now);
-}
-
 /** The onBatchComplete payload of a batch whose last `finished` contacts (`succeeded` of them) just finished. */
 function batchSummaryPayload(
   batch: LockedBatch,
@@ -832,8 +756,7 @@ function batchSummaryPayload(
       processed,
       succeeded,
       failed,
-      percentComplete: batch.total > 0 ? round2((processed / batch.total) * 100) : 100,
-      successRate: processed > 0 ? round2((succeeded / processed) * 100) : 0,
+      ...batchRatios({ total: batch.total, processed, succeeded }),
     },
     timestamps: {
       createdAt: batch.created_at.toISOString(),
@@ -843,66 +766,9 @@ function batchSummaryPayload(
   };
 }
 
-function round2(value: number): number {
-  return Math.round(value * 100) / 100;
-}
-
 /**
- * The batch side of a call's end: the contact is done (counted as succeeded or failed) or queued
- * for another attempt after its delay; the batch completes when its last contact is done.
- */
-async function advanceBatchContact(
-  trx: Db,
-  batch: LockedBatch,
-  seq: number,
-  attempt: number,
-  event: CallEndedEvent,
-  now: Date,
-): Promise<boolean> {
-  const active = batch.status === 'processing' || batch.status === 'pending' || batch.status === 'scheduled';
-  // The call's attempt number is the contact's attempt count while it is dialing.
-  const step = active
-    ? nextStep(event.status, attempt, {
-        maxAttempts: batch.max_attempts,
-        noAnswerDelayMs: batch.no_answer_delay_ms,
-        busyDelayMs: batch.busy_delay_ms,
-      })
-    : ({ retry: false } as const);
-  const moved = await trx
-    .updateTable('batch_contacts')
-    .set({
-      state: step.retry ? 'queued' : 'done',
-      outcome: event.status,
-      lease_until: null,
-      ...(step.retry
-        ? { next_attempt_at: new Date(Math.max(event.endedAt.getTime(), now.getTime()) + step.delayMs) }
-        : {}),
-    })
-    .where('batch_id', '=', batch.id)
-    .where('seq', '=', seq)
-    .where('state', '=', 'dialing')
-    .where('call_id', '=', event.callId)
-    .executeTakeFirst();
-  if (Number(moved.numUpdatedRows) === 0 || step.retry) return false;
-  const succeeded = isSuccess(event.status);
-  const completes = active && batch.processed + 1 >= batch.total;
-  await trx
-    .updateTable('batches')
-    .set({
-      processed: sql`processed + 1`,
-      succeeded: succeeded ? sql`succeeded + 1` : sql`succeeded`,
-      failed: succeeded ? sql`failed` : sql`failed + 1`,
-      updated_at: now,
-      ...(completes ? { status: 'completed' as const, completed_at: now } : {}),
-    })
-    .where('id', '=', batch.id)
-    .execute();
-  return completes;
-}
-
-/**
- * The batch side of a group of call ends: each batch contact moves on as in advanceBatchContact,
- * in one statement, then each batch's counters move by the contacts that finished. Returns the
+ * The batch side of a group of call ends: each contact is done (counted as succeeded or failed)
+ * or queued for another attempt after its delay, in one statement, then each batch's counters move by the contacts that finished. Returns the
  * batches this completed, with their onBatchComplete payload.
  */
 async function advanceBatchContacts(

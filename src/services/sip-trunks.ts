@@ -1,4 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { SipTrunksTable } from '../adapters/postgres/database.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { normalizeE164 } from '../domain/phone.js';
@@ -189,21 +191,7 @@ function check(input: SipTrunkInput): { fromNumber?: string } {
   return { fromNumber };
 }
 
-function toView(row: {
-  id: string;
-  user_id: string;
-  name: string;
-  host: string;
-  port: number;
-  transport: 'udp';
-  username: string | null;
-  password_encrypted: string | null;
-  from_number: string;
-  max_calls_per_second: number | null;
-  max_concurrent_calls: number | null;
-  created_at: Date;
-  updated_at: Date;
-}): SipTrunkView {
+function toView(row: Selectable<SipTrunksTable>): SipTrunkView {
   return {
     id: row.id,
     userId: row.user_id,

@@ -1,35 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCsv as parseRecords } from '../../src/cli/csv.js';
 import { csvCell } from '../../src/services/export.js';
 import { type Account, ADMIN_TOKEN, eventually, startTestApp, type TestApp } from '../helpers/app.js';
 
-/** Parses the export's CSV (RFC 4180 quoting), enough to read it back the way a spreadsheet would. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i];
-    if (quoted) {
-      if (char === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (char === '"') quoted = false;
-      else cell += char;
-    } else if (char === '"') quoted = true;
-    else if (char === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (char === '\r' && text[i + 1] === '\n') {
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-      i++;
-    } else cell += char;
-  }
-  return rows;
-}
+/** The export read back as a spreadsheet would, with the CLI's RFC 4180 reader. */
+const parseCsv = (text: string): string[][] => parseRecords(text).map((record) => record.cells);
 
 describe('batch export', () => {
   let t: TestApp;

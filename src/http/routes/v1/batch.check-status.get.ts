@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { AppError } from '../../../domain/errors.js';
 import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import { markDeprecated } from '../../paging.js';
 import { errorResponses, Id } from '../../schemas/common.js';
 import { BatchStatisticsSchema, LimitParam, parseLimit } from './batch.schemas.js';
 
@@ -83,8 +84,7 @@ export function registerBatchCheckStatus(app: App, services: Pick<AppServices, '
     },
     async (request, reply) => {
       const auth = requireAuth(request);
-      reply.header('deprecation', `@${Math.floor(Date.parse('2025-01-01T00:00:00Z') / 1000)}`);
-      reply.header('link', '</api/v1/batch/check-status>; rel="successor-version"');
+      markDeprecated(reply, '/api/v1/batch/check-status');
       return sendJson(
         reply,
         services.batchReads.checkStatusJson(

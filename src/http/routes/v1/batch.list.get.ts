@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { BatchStatus } from '../../../domain/batch.js';
 import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import { linkNextPage } from '../../paging.js';
 import { DateTime, errorResponses, Id } from '../../schemas/common.js';
 import { BatchStatusSchema } from './batch.schemas.js';
 
@@ -50,14 +51,7 @@ export function registerBatchList(app: App, services: Pick<AppServices, 'batchRe
         ...(tag ? { tag } : {}),
         ...(cursor ? { cursor } : {}),
       });
-      if (page.nextCursor) {
-        const next = new URLSearchParams({
-          ...(request.query as Record<string, string>),
-          cursor: page.nextCursor,
-        });
-        reply.header('x-next-cursor', page.nextCursor);
-        reply.header('link', `</api/v1/batch/list?${next.toString()}>; rel="next"`);
-      }
+      linkNextPage(reply, '/api/v1/batch/list', request.query, page.nextCursor);
       return page.items;
     },
   );

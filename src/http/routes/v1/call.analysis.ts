@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import { markDeprecated } from '../../paging.js';
 import {
   CallStatusSchema,
   DateTime,
@@ -67,7 +68,6 @@ const MetricsQuery = Type.Object(
 
 const CURRENT_METRIC_PATH = '/api/v1/call/get-metric';
 const LEGACY_METRIC_PATH = '/api/private/call/get-metric';
-const LEGACY_DEPRECATED_AT = Math.floor(Date.parse('2025-01-01T00:00:00Z') / 1000);
 
 export function registerCallAnalysis(app: App, services: Pick<AppServices, 'analysis'>): void {
   app.post(
@@ -112,8 +112,7 @@ export function registerCallAnalysis(app: App, services: Pick<AppServices, 'anal
     LEGACY_METRIC_PATH,
     { schema: { ...schema, summary: `Deprecated: use ${CURRENT_METRIC_PATH}`, deprecated: true } },
     async (request, reply) => {
-      reply.header('deprecation', `@${LEGACY_DEPRECATED_AT}`);
-      reply.header('link', `<${CURRENT_METRIC_PATH}>; rel="successor-version"`);
+      markDeprecated(reply, CURRENT_METRIC_PATH);
       return metrics(request);
     },
   );

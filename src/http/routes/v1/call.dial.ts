@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import { markDeprecated } from '../../paging.js';
 import { errorResponses, Id } from '../../schemas/common.js';
 
 export const DialBody = Type.Object(
@@ -46,8 +47,6 @@ const InProgressReply = Type.Object(
 
 const LEGACY_PATH = '/api/private/call/dial';
 const CURRENT_PATH = '/api/v1/call/dial';
-/** 1.2.0 moved the path; the legacy one still answers, marked deprecated (RFC 9745) with its successor. */
-const LEGACY_DEPRECATED_AT = Math.floor(Date.parse('2025-01-01T00:00:00Z') / 1000);
 
 export function registerCallDial(app: App, services: Pick<AppServices, 'calls'>): void {
   const handler = async (request: {
@@ -75,8 +74,7 @@ export function registerCallDial(app: App, services: Pick<AppServices, 'calls'>)
     LEGACY_PATH,
     { schema: { ...schema, summary: `Deprecated: use ${CURRENT_PATH}`, deprecated: true } },
     async (request, reply) => {
-      reply.header('deprecation', `@${LEGACY_DEPRECATED_AT}`);
-      reply.header('link', `<${CURRENT_PATH}>; rel="successor-version"`);
+      markDeprecated(reply, CURRENT_PATH);
       return handler(request);
     },
   );

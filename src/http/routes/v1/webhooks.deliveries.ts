@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { WebhookDeliveryStatus } from '../../../adapters/postgres/database.js';
 import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import { linkNextPage } from '../../paging.js';
 import { DateTime, errorResponses, Id, Nullable } from '../../schemas/common.js';
 
 const DeliveryStatus = Type.Union([
@@ -62,14 +63,7 @@ export function registerWebhookDeliveries(app: App, services: Pick<AppServices, 
         ...(status ? { status } : {}),
         ...(cursor ? { cursor } : {}),
       });
-      if (page.nextCursor) {
-        const next = new URLSearchParams({
-          ...(request.query as Record<string, string>),
-          cursor: page.nextCursor,
-        });
-        reply.header('x-next-cursor', page.nextCursor);
-        reply.header('link', `</api/v1/webhooks/deliveries?${next.toString()}>; rel="next"`);
-      }
+      linkNextPage(reply, '/api/v1/webhooks/deliveries', request.query, page.nextCursor);
       return page.items;
     },
   );
