@@ -30,13 +30,25 @@ export interface LiveCache {
 
 export const LIVE_TTL_SECONDS = 30 * 24 * 60 * 60;
 
+/** The agent a call speaks for, as the provider and the conversation engine need it. */
+export interface DialAgent {
+  id: string;
+  name: string;
+  agentName: string | null;
+  language: string | null;
+  /** The SIP trunk the agent's calls go through; null: OUTDIAL_VOICE_PROVIDER decides. */
+  sipTrunkId: string | null;
+  /** basicDetails as stored: the conversation engine reads its script (greeting, prompts, closing) from it. */
+  details: Record<string, unknown>;
+}
+
 export interface DialRequest {
   /** Our call id: the provider's idempotency key, so asking twice never places two calls. */
   callId: string;
   to: string;
   /** 1 for the first call to this contact's number by this user or batch, 2 for the next, ... */
   attempt: number;
-  agent: { id: string; name: string; agentName: string | null; language: string | null };
+  agent: DialAgent;
   contact: { id: string; name: string };
 }
 
@@ -50,6 +62,8 @@ export interface CallEndedEvent {
   endedAt: Date;
   error: string | null;
   transcription: TranscriptEntry[];
+  /** The SIP status code of the carrier's final answer, for calls placed through a SIP trunk. */
+  sipCode?: number | null;
 }
 
 export interface ProviderCallState {

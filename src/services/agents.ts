@@ -72,6 +72,7 @@ export class AgentService {
       .executeTakeFirst();
     if (!user) throw new AppError('NOT_FOUND', 'User not found');
     validateMetricConfig(input.metricConfig);
+    await this.checkTrunk(userId, input.sipTrunkId);
     const row = await this.deps.db
       .insertInto('agents')
       .values({
@@ -89,8 +90,34 @@ export class AgentService {
     return toAgentView(row);
   }
 
+  /** An agent may only dial through a trunk of its own user. */
+  private async checkTrunk(userId: string, trunkId: string | null | undefined): Promise<void> {
+    if (!trunkId) return;
+    const trunk = await this.deps.db
+      .selectFrom('sip_trunks')
+      .select('id')
+      .where('id', '=', trunkId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (!trunk) {
+      const message = "must name one of the user's SIP trunks (see /admin/v1/sip-trunks)";
+      throw new AppError('INVALID_REQUEST', `sipTrunkId ${message}`, {
+        fieldErrors: { sipTrunkId: [message] },
+      });
+    }
+  }
+
   async update(agentId: string, input: AgentInput): Promise<AgentView> {
     validateMetricConfig(input.metricConfig);
+    if (input.sipTrunkId) {
+      const owner = await this.deps.db
+        .selectFrom('agents')
+        .select('user_id')
+        .where('id', '=', agentId)
+        .executeTakeFirst();
+      if (!owner) throw new AppError('NOT_FOUND', 'Agent not found');
+      await this.checkTrunk(owner.user_id, input.sipTrunkId);
+    }
     const row = await this.deps.db
       .updateTable('agents')
       .set({

@@ -57,6 +57,8 @@ export interface PersistentCallStatus {
   batchId: string | null;
   contactId: string;
   agentId: string;
+  /** The SIP status code of the carrier's final answer (calls through a SIP trunk), else null. */
+  sipStatusCode: number | null;
 }
 
 interface CallRow {
@@ -152,7 +154,7 @@ export class CallService {
             status: 'ONGOING',
             phone_number: contact.phone_number,
             attempt: attemptNumber,
-            provider: this.deps.provider.name,
+            provider: agent.sip_trunk_id ? 'sip' : this.deps.provider.name,
             error: null,
             duration: null,
             transcription: json(null),
@@ -312,14 +314,16 @@ export class CallService {
             status = x.status, duration = x.duration::int, answered_at = x.answered_at::timestamptz,
             ended_at = x.ended_at::timestamptz, error = x.error, transcription = x.transcription::jsonb,
             minutes_charged = x.charge::int, updated_at = ${now}, analysis_status = x.analysis,
+            sip_code = x.sip_code::int,
             analysis_due_at = case when x.analysis is null then null else ${now}::timestamptz end
           from unnest(
             ${ids}::text[], ${unique.map((e) => e.status)}::text[], ${unique.map((e) => String(e.duration))}::text[],
             ${unique.map((e) => e.answeredAt?.toISOString() ?? null)}::text[], ${unique.map((e) => e.endedAt.toISOString())}::text[],
             ${unique.map((e) => e.error)}::text[], ${unique.map((e) => JSON.stringify(e.transcription))}::text[],
             ${unique.map((e) => String(minutesToCharge(e.status, e.duration)))}::text[],
-            ${unique.map((e) => (analysed(e) ? 'pending' : null))}::text[]
-          ) as x(id, status, duration, answered_at, ended_at, error, transcription, charge, analysis)
+            ${unique.map((e) => (analysed(e) ? 'pending' : null))}::text[],
+            ${unique.map((e) => (e.sipCode == null ? null : String(e.sipCode)))}::text[]
+          ) as x(id, status, duration, answered_at, ended_at, error, transcription, charge, analysis, sip_code)
           where c.id = x.id and c.status = 'ONGOING'
           returning c.id, c.user_id, c.agent_id, c.contact_id, c.batch_id, c.status, c.phone_number, c.error,
                     c.duration, c.created_at, c.status_callback_url, c.batch_seq, c.attempt, c.minutes_charged`.execute(
@@ -459,6 +463,7 @@ export class CallService {
         'calls.batch_id',
         'calls.contact_id',
         'calls.agent_id',
+        'calls.sip_code',
         'contacts.name as contact_name',
         'agents.name as agent_name',
       ])
@@ -481,6 +486,7 @@ export class CallService {
       batchId: row.batch_id,
       contactId: row.contact_id,
       agentId: row.agent_id,
+      sipStatusCode: row.sip_code,
     };
   }
 
@@ -530,6 +536,7 @@ export class CallService {
         'agents.id as agent_id',
         'agents.name as agent_name',
         'agents.basic_details',
+        'agents.sip_trunk_id',
         'contacts.id as contact_id',
         'contacts.name as contact_name',
       ])
@@ -544,7 +551,12 @@ export class CallService {
         callId: row.id,
         to: row.phone_number,
         attempt: row.attempt,
-        agent: agentForDial({ id: row.agent_id, name: row.agent_name, basic_details: row.basic_details }),
+        agent: agentForDial({
+          id: row.agent_id,
+          name: row.agent_name,
+          basic_details: row.basic_details,
+          sip_trunk_id: row.sip_trunk_id,
+        }),
         contact: { id: row.contact_id, name: row.contact_name },
       };
       let state: Awaited<ReturnType<VoiceProvider['lookup']>>;
@@ -859,10 +871,12 @@ async function advanceBatchContacts(
   return completed;
 }
 
-function agentForDial(agent: {
+/** The agent as a dial request carries it, from its row. */
+export function agentForDial(agent: {
   id: string;
   name: string;
   basic_details: Record<string, unknown>;
+  sip_trunk_id: string | null;
 }): DialRequest['agent'] {
   const details = agent.basic_details;
   return {
@@ -870,6 +884,8 @@ function agentForDial(agent: {
     name: agent.name,
     agentName: typeof details.agent_name === 'string' ? details.agent_name : null,
     language: typeof details.agentLanguage === 'string' ? details.agentLanguage : null,
+    sipTrunkId: agent.sip_trunk_id,
+    details,
   };
 }
 

@@ -28,6 +28,14 @@ describe('admin agents: happy path', () => {
   });
 
   it('keeps every field given, including extra basicDetails keys and custom metrics', async () => {
+    const trunkId = (
+      await t.admin('POST', '/admin/v1/sip-trunks', {
+        userId,
+        name: 'PBX',
+        host: 'pbx.example.com',
+        fromNumber: '+14155550100',
+      })
+    ).json().id;
     const body = {
       userId,
       name: 'Hindi sales',
@@ -49,7 +57,7 @@ describe('admin agents: happy path', () => {
           { name: 'tier', type: 'enum', options: ['gold', 'silver'] },
         ],
       },
-      sipTrunkId: 'trk_1',
+      sipTrunkId: trunkId,
     };
     const res = await t.admin('POST', '/admin/v1/agents', body);
     expect(res.statusCode).toBe(201);

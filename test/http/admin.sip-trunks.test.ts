@@ -5,9 +5,11 @@ import { type Account, startTestApp, type TestApp } from '../helpers/app.js';
 describe('admin SIP trunks', () => {
   let t: TestApp;
   let alice: Account;
+  let bob: Account;
   beforeAll(async () => {
     t = await startTestApp();
     alice = await t.createAccount();
+    bob = await t.createAccount();
   });
   afterAll(() => t.close());
 
@@ -75,6 +77,28 @@ describe('admin SIP trunks', () => {
     const refused = await t.admin('DELETE', `/admin/v1/sip-trunks/${created.id}`);
     expect(refused.statusCode).toBe(409);
     expect(refused.json().message).toContain(agent.json().id);
+  });
+
+  it("lets an agent dial only through a trunk of the agent's own user", async () => {
+    const alices = (await t.admin('POST', '/admin/v1/sip-trunks', { userId: alice.userId, ...trunk })).json();
+    const refused = await t.admin('POST', '/admin/v1/agents', {
+      userId: bob.userId,
+      name: 'Borrower',
+      sipTrunkId: alices.id,
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().details.fieldErrors).toHaveProperty('sipTrunkId');
+    const unknown = await t.admin('POST', '/admin/v1/agents', {
+      userId: bob.userId,
+      name: 'Ghost',
+      sipTrunkId: 'trk_missing',
+    });
+    expect(unknown.statusCode).toBe(400);
+    const bobs = (await t.admin('POST', '/admin/v1/agents', { userId: bob.userId, name: 'Plain' })).json();
+    const patched = await t.admin('PATCH', `/admin/v1/agents/${bobs.id}`, { sipTrunkId: alices.id });
+    expect(patched.statusCode).toBe(400);
+    const listed = (await t.admin('GET', `/admin/v1/agents?userId=${bob.userId}`)).json();
+    expect(JSON.stringify(listed)).not.toContain(alices.id);
   });
 
   it('validates what it stores', async () => {

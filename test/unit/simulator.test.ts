@@ -7,7 +7,7 @@ const request = (to: string, attempt = 1, callId = `call_${to}_${attempt}`): Dia
   callId,
   to,
   attempt,
-  agent: { id: 'agt_1', name: 'Sales', agentName: 'Ava', language: 'en' },
+  agent: { id: 'agt_1', name: 'Sales', agentName: 'Ava', language: 'en', sipTrunkId: null, details: {} },
   contact: { id: 'cnt_1', name: 'Jordan' },
 });
 

@@ -5,6 +5,7 @@ import {
   header,
   parseChallenge,
   parseMessage,
+  parseSdpAnswer,
   sdpOffer,
   serialize,
   tagOf,
@@ -72,5 +73,30 @@ describe('SIP messages', () => {
     expect(sdp).toContain('m=audio 40000 RTP/AVP 0 8 101');
     expect(sdp).toContain('a=rtpmap:0 PCMU/8000');
     expect(sdp).toContain('a=rtpmap:8 PCMA/8000');
+  });
+
+  it('reads where to send audio from an SDP answer', () => {
+    const answer = (lines: string[]) => lines.join('\r\n');
+    expect(
+      parseSdpAnswer(
+        answer([
+          'v=0',
+          'c=IN IP4 203.0.113.5',
+          't=0 0',
+          'm=audio 41000 RTP/AVP 8 101',
+          'a=rtpmap:8 PCMA/8000',
+        ]),
+      ),
+    ).toEqual({ address: '203.0.113.5', port: 41000, payloadType: 8 });
+    // A media-level address wins over the session's; the first codec we speak is chosen.
+    expect(
+      parseSdpAnswer(
+        answer(['c=IN IP4 198.51.100.1', 'm=audio 5004 RTP/AVP 18 0 8', 'c=IN IP4 198.51.100.2']),
+      ),
+    ).toEqual({ address: '198.51.100.2', port: 5004, payloadType: 0 });
+    // No audio stream we can speak: no media.
+    expect(parseSdpAnswer(answer(['c=IN IP4 198.51.100.1', 'm=audio 5004 RTP/AVP 18']))).toBeNull();
+    expect(parseSdpAnswer(answer(['c=IN IP4 198.51.100.1', 'm=audio 0 RTP/AVP 0']))).toBeNull();
+    expect(parseSdpAnswer('')).toBeNull();
   });
 });

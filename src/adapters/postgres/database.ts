@@ -86,6 +86,7 @@ export interface CallsTable {
   analysis_attempts: Generated<number>;
   analysis_due_at: NullableTimestamp;
   analyzer: ColumnType<string | null, string | null | undefined, string | null>;
+  sip_code: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Timestamp;
   answered_at: NullableTimestamp;
   ended_at: NullableTimestamp;

@@ -3,7 +3,7 @@ import type { BatchStatus } from '../../domain/batch.js';
 import { newId } from '../../domain/ids.js';
 import type { DialRequest, RateLimiter } from '../../ports.js';
 import type { BatchService } from '../../services/batches.js';
-import type { CallService } from '../../services/calls.js';
+import { agentForDial, type CallService } from '../../services/calls.js';
 import type { Deps } from '../../services/deps.js';
 
 export interface DispatcherOptions {
@@ -248,7 +248,7 @@ export class Dispatcher {
       }));
       const inserted = await sql<{ id: string }>`
         insert into calls (id, user_id, agent_id, contact_id, batch_id, batch_seq, status, phone_number, attempt, provider, created_at, updated_at)
-        select x.id, ${batch.user_id}, ${batch.agent_id}, x.contact_id, ${batch.id}, x.seq, 'ONGOING', x.phone, x.attempt, ${deps.provider.name}, x.start_at, ${now}
+        select x.id, ${batch.user_id}, ${batch.agent_id}, x.contact_id, ${batch.id}, x.seq, 'ONGOING', x.phone, x.attempt, ${agent.sipTrunkId ? 'sip' : deps.provider.name}, x.start_at, ${now}
         from unnest(${planned.map((p) => p.callId)}::text[], ${planned.map((p) => p.row.contact_id)}::text[],
                     ${planned.map((p) => p.row.phone_number)}::text[], ${planned.map((p) => p.row.attempts + 1)}::int[],
                     ${planned.map((p) => p.startAt.toISOString())}::timestamptz[], ${planned.map((p) => p.row.seq)}::int[])
@@ -400,16 +400,10 @@ export class Dispatcher {
     if (cached && now - cached.at < 30_000) return cached.agent;
     const row = await this.options.deps.db
       .selectFrom('agents')
-      .select(['id', 'name', 'basic_details'])
+      .select(['id', 'name', 'basic_details', 'sip_trunk_id'])
       .where('id', '=', agentId)
       .executeTakeFirstOrThrow();
-    const details = row.basic_details;
-    const agent = {
-      id: row.id,
-      name: row.name,
-      agentName: typeof details.agent_name === 'string' ? details.agent_name : null,
-      language: typeof details.agentLanguage === 'string' ? details.agentLanguage : null,
-    };
+    const agent = agentForDial(row);
     this.agents.set(agentId, { agent, at: now });
     return agent;
   }

@@ -163,3 +163,44 @@ export function sdpOffer(address: string, rtpPort: number, sessionId: number = D
     '',
   ].join('\r\n');
 }
+
+export interface SdpMedia {
+  address: string;
+  port: number;
+  /** The first payload type of the answer that we offered and can speak: 0 (PCMU) or 8 (PCMA). */
+  payloadType: 0 | 8;
+}
+
+/**
+ * Where and how to send audio, from the far end's SDP answer: the audio stream's connection
+ * address (media level before session level) and port, and the codec it chose. Null when the
+ * answer has no usable audio stream (none, port 0, or no codec we speak).
+ */
+export function parseSdpAnswer(body: string): SdpMedia | null {
+  let sessionAddress: string | null = null;
+  let mediaAddress: string | null = null;
+  let port: number | null = null;
+  let formats: string[] = [];
+  let inAudio = false;
+  for (const line of body.split(/\r?\n/)) {
+    const connection = /^c=IN IP4 (\S+)/.exec(line);
+    if (connection) {
+      if (inAudio) mediaAddress = connection[1] ?? null;
+      else if (port === null) sessionAddress = connection[1] ?? null;
+      continue;
+    }
+    const media = /^m=(\w+) (\d+)(?:\/\d+)? RTP\/AVP((?: \d+)*)/.exec(line);
+    if (media) {
+      if (inAudio || port !== null) break; // only the first audio stream counts
+      inAudio = media[1] === 'audio';
+      if (inAudio) {
+        port = Number(media[2]);
+        formats = (media[3] ?? '').trim().split(/\s+/);
+      }
+    }
+  }
+  const address = mediaAddress ?? sessionAddress;
+  const payloadType = formats.find((format) => format === '0' || format === '8');
+  if (!address || !port || payloadType === undefined) return null;
+  return { address, port, payloadType: payloadType === '0' ? 0 : 8 };
+}

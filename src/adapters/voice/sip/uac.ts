@@ -78,6 +78,8 @@ export class SipCall extends EventEmitter {
   private settleEnded!: (end: { by: 'local' | 'remote' }) => void;
   /** The SIP status code of the final answer. */
   finalCode: number | null = null;
+  /** The body of the 2xx that answered the call: the far end's SDP. */
+  answerSdp = '';
 
   constructor(
     private readonly agent: SipUserAgent,
@@ -178,6 +180,7 @@ export class SipCall extends EventEmitter {
       if (this.ringTimer) clearTimeout(this.ringTimer);
       this.state = 'answered';
       this.finalCode = message.status;
+      this.answerSdp = message.body;
       this.settleOutcome({ kind: 'answered' });
       return;
     }

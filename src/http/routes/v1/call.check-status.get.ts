@@ -27,6 +27,12 @@ const PersistentCallStatus = Type.Object({
     batchId: Nullable(Type.String()),
     contactId: Type.String(),
     agentId: Type.String(),
+    sipStatusCode: Nullable(
+      Type.Integer({
+        description:
+          "The SIP status code of the carrier's final answer (200, 486, 404, ...) for a call placed through a SIP trunk; null otherwise",
+      }),
+    ),
   }),
 });
 
