@@ -18,6 +18,18 @@ export interface Config {
   simTalkMs: number;
   /** Folder for the simulator's durable record of dials (one file per call); unset: none. */
   simDialsDir: string | undefined;
+  /** Calls of agents with a sipTrunkId: the local address the SIP and RTP sockets bind. */
+  sipBindAddress: string;
+  /** The address carriers see (Via, Contact, SDP); unset: the bind address, or this host's first public IPv4. */
+  sipPublicAddress: string | undefined;
+  sipPort: number;
+  rtpPorts: [number, number];
+  sipRingTimeoutMs: number;
+  maxCallSeconds: number;
+  /** Answering-machine detection on answered SIP calls. */
+  amd: boolean;
+  /** 'offline' (espeak-ng + pocketsphinx), or the path of an ES module exporting a ConversationEngine. */
+  conversationEngine: string;
   webhookAllowPrivate: boolean;
   webhookRetryDelaysMs: number[];
   /** Milliseconds one delivery attempt may take in all before it counts as failed. */
@@ -128,6 +140,15 @@ export function loadConfig(env: Env = process.env): Config {
     readUrl(env, 'OUTDIAL_PUBLIC_URL', ['http:', 'https:']) ?? `http://${displayHost}:${port}`
   ).replace(/\/+$/, '');
 
+  const rtpRaw = readString(env, 'OUTDIAL_RTP_PORTS') ?? '40000-40999';
+  const rtp = /^(\d+)-(\d+)$/.exec(rtpRaw);
+  const rtpPorts: [number, number] = [Number(rtp?.[1]), Number(rtp?.[2])];
+  if (!rtp || rtpPorts[0] < 1024 || rtpPorts[1] > 65535 || rtpPorts[1] - rtpPorts[0] < 1) {
+    throw new ConfigError(
+      `OUTDIAL_RTP_PORTS must be a range of at least two ports between 1024 and 65535 such as 40000-40999, got "${rtpRaw}"`,
+    );
+  }
+
   return {
     port,
     host,
@@ -143,6 +164,14 @@ export function loadConfig(env: Env = process.env): Config {
     simDialsDir: readString(env, 'OUTDIAL_SIM_DIALS_DIR')
       ? path.resolve(readString(env, 'OUTDIAL_SIM_DIALS_DIR') as string)
       : undefined,
+    sipBindAddress: readString(env, 'OUTDIAL_SIP_BIND') ?? '0.0.0.0',
+    sipPublicAddress: readString(env, 'OUTDIAL_SIP_PUBLIC_ADDRESS'),
+    sipPort: readInt(env, 'OUTDIAL_SIP_PORT', 5060, 0, 65535),
+    rtpPorts,
+    sipRingTimeoutMs: readInt(env, 'OUTDIAL_SIP_RING_TIMEOUT_MS', 30_000, 1000, 300_000),
+    maxCallSeconds: readInt(env, 'OUTDIAL_MAX_CALL_SECONDS', 600, 10, 14_400),
+    amd: readBool(env, 'OUTDIAL_AMD', true),
+    conversationEngine: readString(env, 'OUTDIAL_CONVERSATION_ENGINE') ?? 'offline',
     webhookAllowPrivate: readBool(env, 'OUTDIAL_WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetryDelaysMs: delays,
     webhookTimeoutMs: readInt(env, 'OUTDIAL_WEBHOOK_TIMEOUT_MS', 30_000, 100, 300_000),

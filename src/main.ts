@@ -11,7 +11,10 @@ import { type DatabaseHandle, openDatabase } from './adapters/postgres/database.
 import { migrate } from './adapters/postgres/migrate.js';
 import { RedisLiveCache } from './adapters/redis/live-cache.js';
 import { RedisRateLimiter } from './adapters/redis/rate-limiter.js';
+import { loadConversationEngine } from './adapters/voice/conversation.js';
+import { RoutingVoiceProvider } from './adapters/voice/router.js';
 import { SimulatedVoiceProvider } from './adapters/voice/simulator.js';
+import { publicAddressFor, SipVoiceProvider } from './adapters/voice/sip/provider.js';
 import type { Config } from './config.js';
 import type { Analyzer } from './domain/analysis.js';
 import { type App, buildApp } from './http/app.js';
@@ -115,7 +118,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     const cacheKind =
       cache instanceof RedisLiveCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
     const clock = overrides.clock ?? systemClock;
-    const provider =
+    const metrics = new Metrics({ processMetrics: true });
+    const fallback =
       overrides.provider ??
       new SimulatedVoiceProvider({
         ringMs: config.simRingMs,
@@ -125,6 +129,27 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         onError: (error, event) =>
           logger.error({ err: error, callId: event.callId }, 'could not record a call end'),
       });
+    // Trunks are read through their service, which needs the dependencies built below.
+    let trunks: SipTrunkService | null = null;
+    const sip = new SipVoiceProvider({
+      publicAddress: config.sipPublicAddress ?? publicAddressFor(config.sipBindAddress),
+      bindAddress: config.sipBindAddress,
+      sipPort: config.sipPort,
+      rtpPorts: config.rtpPorts,
+      dataDir: config.dataDir,
+      ringTimeoutMs: config.sipRingTimeoutMs,
+      maxCallMs: config.maxCallSeconds * 1000,
+      amd: config.amd,
+      trunk: async (trunkId) => (trunks ? trunks.forDialing(trunkId) : null),
+      engine: await loadConversationEngine(config.conversationEngine),
+      logger,
+      onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
+      onTrunkLoad: (trunk, up, waiting) => {
+        metrics.sipTrunkCalls.set({ trunk, state: 'up' }, up);
+        metrics.sipTrunkCalls.set({ trunk, state: 'waiting' }, waiting);
+      },
+    });
+    const provider = new RoutingVoiceProvider(fallback, sip);
     opened.unshift(() => provider.close());
 
     const limiter =
@@ -139,8 +164,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       clock,
       logger,
       jwtSecret: secrets.jwtSecret,
-      metrics: new Metrics({ processMetrics: true }),
+      metrics,
     };
+    trunks = new SipTrunkService(deps);
     const calls = new CallService(deps);
     const batches = new BatchService(deps);
     const ingester = new BatchIngester(deps);
@@ -170,7 +196,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       batchReads,
       dashboard: new DashboardReads(deps, batchReads),
       batchExport: new BatchExport(deps),
-      sipTrunks: new SipTrunkService(deps),
+      sipTrunks: trunks,
       webhooks: new WebhookService(deps),
       analysis: new AnalysisService(deps, overrides.analyzer ?? buildAnalyzer(config, logger, opened), calls),
     };

@@ -31,6 +31,18 @@ export class Metrics {
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
+  readonly sipFinalResponses = new Counter({
+    name: 'outdial_sip_final_responses_total',
+    help: "Carriers' final answers to our INVITEs, by trunk and SIP status code (503 and 429 are capacity answers, retried)",
+    labelNames: ['trunk', 'code'] as const,
+    registers: [this.registry],
+  });
+  readonly sipTrunkCalls = new Gauge({
+    name: 'outdial_sip_trunk_calls',
+    help: 'Calls of a SIP trunk in this process, by state (up: INVITE sent until hang-up; waiting: for the trunk caps)',
+    labelNames: ['trunk', 'state'] as const,
+    registers: [this.registry],
+  });
   readonly dispatcherActive = new Gauge({
     name: 'outdial_dispatcher_active_calls',
     help: 'Calls this process has up now',

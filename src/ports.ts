@@ -93,6 +93,8 @@ export interface VoiceProvider {
     id: string;
     duration: number;
     transcription: TranscriptEntry[];
+    /** The provider that placed the call, as recorded on it. */
+    provider?: string;
   }): Promise<Recording | null>;
   close(): Promise<void>;
 }

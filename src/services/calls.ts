@@ -494,7 +494,7 @@ export class CallService {
   async recording(callId: string, access: { userId?: string; token?: string }): Promise<Recording> {
     let query = this.deps.db
       .selectFrom('calls')
-      .select(['id', 'status', 'duration', 'transcription', 'user_id'])
+      .select(['id', 'status', 'duration', 'transcription', 'user_id', 'provider'])
       .where('id', '=', callId);
     if (access.userId) query = query.where('user_id', '=', access.userId);
     else if (!access.token || !this.verifyRecordingToken(callId, access.token))
@@ -505,6 +505,7 @@ export class CallService {
       id: row.id,
       duration: row.duration,
       transcription: row.transcription ?? [],
+      provider: row.provider,
     });
     if (!recording) throw new AppError('NOT_FOUND');
     return recording;

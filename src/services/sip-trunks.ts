@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { SipTrunksTable } from '../adapters/postgres/database.js';
+import type { SipTrunk } from '../adapters/voice/sip/provider.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { normalizeE164 } from '../domain/phone.js';
@@ -170,14 +171,24 @@ export class SipTrunkService {
     });
   }
 
-  /** The trunk's password in clear, for the SIP provider when it authenticates (never for the API). */
-  async password(trunkId: string): Promise<string | null> {
+  /** A trunk as the SIP provider dials through it, password in clear (never for the API). */
+  async forDialing(trunkId: string): Promise<SipTrunk | null> {
     const row = await this.deps.db
       .selectFrom('sip_trunks')
-      .select('password_encrypted')
+      .selectAll()
       .where('id', '=', trunkId)
       .executeTakeFirst();
-    return row?.password_encrypted ? this.box.open(row.password_encrypted) : null;
+    if (!row) return null;
+    return {
+      id: row.id,
+      host: row.host,
+      port: row.port,
+      username: row.username,
+      password: row.password_encrypted ? this.box.open(row.password_encrypted) : null,
+      fromNumber: row.from_number,
+      maxCallsPerSecond: row.max_calls_per_second,
+      maxConcurrentCalls: row.max_concurrent_calls,
+    };
   }
 }
 

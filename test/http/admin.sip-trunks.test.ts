@@ -50,7 +50,7 @@ describe('admin SIP trunks', () => {
       .where('id', '=', view.id)
       .executeTakeFirstOrThrow();
     expect(stored.password_encrypted).not.toContain(trunk.password);
-    expect(await t.runtime.services.sipTrunks.password(view.id)).toBe(trunk.password);
+    expect((await t.runtime.services.sipTrunks.forDialing(view.id))?.password).toBe(trunk.password);
 
     expect((await t.admin('GET', `/admin/v1/sip-trunks/${view.id}`)).json()).toEqual(view);
     const listed = await t.admin('GET', `/admin/v1/sip-trunks?userId=${alice.userId}`);

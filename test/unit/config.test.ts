@@ -17,6 +17,14 @@ describe('loadConfig', () => {
       webhookAllowPrivate: false,
       webhookRetryDelaysMs: [1000, 5000, 25000],
       estimatedMinutesPerCall: 1,
+      sipBindAddress: '0.0.0.0',
+      sipPublicAddress: undefined,
+      sipPort: 5060,
+      rtpPorts: [40000, 40999],
+      sipRingTimeoutMs: 30000,
+      maxCallSeconds: 600,
+      amd: true,
+      conversationEngine: 'offline',
     });
   });
 
@@ -38,8 +46,24 @@ describe('loadConfig', () => {
       OUTDIAL_MAX_CONCURRENT_CALLS: '50',
       OUTDIAL_LLM_URL: 'http://127.0.0.1:11434/v1',
       OUTDIAL_LLM_MODEL: 'llama3',
+      OUTDIAL_SIP_BIND: '10.0.0.5',
+      OUTDIAL_SIP_PUBLIC_ADDRESS: '203.0.113.7',
+      OUTDIAL_SIP_PORT: '5080',
+      OUTDIAL_RTP_PORTS: '20000-20099',
+      OUTDIAL_SIP_RING_TIMEOUT_MS: '25000',
+      OUTDIAL_MAX_CALL_SECONDS: '300',
+      OUTDIAL_AMD: 'false',
+      OUTDIAL_CONVERSATION_ENGINE: './engine.mjs',
     });
     expect(config).toMatchObject({
+      sipBindAddress: '10.0.0.5',
+      sipPublicAddress: '203.0.113.7',
+      sipPort: 5080,
+      rtpPorts: [20000, 20099],
+      sipRingTimeoutMs: 25000,
+      maxCallSeconds: 300,
+      amd: false,
+      conversationEngine: './engine.mjs',
       port: 8080,
       host: '127.0.0.1',
       databaseUrl: 'postgres://u@db:5432/outdial',
@@ -67,6 +91,11 @@ describe('loadConfig', () => {
     [{ OUTDIAL_WEBHOOK_ALLOW_PRIVATE: 'maybe' }, 'OUTDIAL_WEBHOOK_ALLOW_PRIVATE'],
     [{ OUTDIAL_WEBHOOK_RETRY_DELAYS_MS: '1000,soon' }, 'OUTDIAL_WEBHOOK_RETRY_DELAYS_MS'],
     [{ OUTDIAL_VOICE_PROVIDER: 'twilio' }, 'OUTDIAL_VOICE_PROVIDER'],
+    [{ OUTDIAL_RTP_PORTS: '40000' }, 'OUTDIAL_RTP_PORTS'],
+    [{ OUTDIAL_RTP_PORTS: '80-90' }, 'OUTDIAL_RTP_PORTS'],
+    [{ OUTDIAL_RTP_PORTS: '40000-40000' }, 'OUTDIAL_RTP_PORTS'],
+    [{ OUTDIAL_SIP_PORT: '-1' }, 'OUTDIAL_SIP_PORT'],
+    [{ OUTDIAL_AMD: 'sometimes' }, 'OUTDIAL_AMD'],
   ])('stops on %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);

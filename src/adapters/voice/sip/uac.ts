@@ -245,8 +245,8 @@ export class SipCall extends EventEmitter {
     );
   }
 
-  /** CANCEL the INVITE when the ring timeout passes without an answer. */
-  private cancel(): void {
+  /** CANCELs the INVITE (the ring timeout passed, or the call is given up before an answer). */
+  cancel(): void {
     if (this.state !== 'proceeding' && this.state !== 'calling') return;
     this.cancelled = true;
     if (this.state === 'calling') {
@@ -318,7 +318,14 @@ export class SipUserAgent {
   private readonly calls = new Map<string, SipCall>();
   port = 0;
 
-  constructor(readonly address = '127.0.0.1') {
+  /**
+   * `address` is the one the far end sees (Via, Contact, SDP); `bindAddress` the local one the
+   * socket listens on ('0.0.0.0' behind a NAT with a public address, for example).
+   */
+  constructor(
+    readonly address = '127.0.0.1',
+    private readonly bindAddress = address,
+  ) {
     this.socket.on('message', (data) => {
       let message: SipMessage;
       try {
@@ -332,7 +339,16 @@ export class SipUserAgent {
   }
 
   async start(port = 0): Promise<void> {
-    await new Promise<void>((resolve) => this.socket.bind(port, this.address, resolve));
+    await new Promise<void>((resolve, reject) => {
+      this.socket.once('error', reject);
+      this.socket.bind(port, this.bindAddress, () => {
+        this.socket.off('error', reject);
+        resolve();
+      });
+    });
+    // A send that fails (an ICMP unreachable reported on the socket) must not bring the process
+    // down: the transaction it belonged to times out like any unanswered request.
+    this.socket.on('error', () => {});
     this.port = this.socket.address().port;
   }
 

@@ -1,0 +1,53 @@
+import type { TranscriptEntry } from '../../domain/call.js';
+import type {
+  CallEndedEvent,
+  DialRequest,
+  ProviderCallState,
+  Recording,
+  VoiceProvider,
+} from '../../ports.js';
+
+/**
+ * Sends each call where its agent says: through the SIP provider when the agent names a trunk,
+ * to the default provider (OUTDIAL_VOICE_PROVIDER, the simulator) otherwise.
+ */
+export class RoutingVoiceProvider implements VoiceProvider {
+  readonly name: string;
+
+  constructor(
+    private readonly fallback: VoiceProvider,
+    private readonly sip: VoiceProvider,
+  ) {
+    this.name = fallback.name;
+  }
+
+  private route(request: DialRequest): VoiceProvider {
+    return request.agent.sipTrunkId ? this.sip : this.fallback;
+  }
+
+  dial(request: DialRequest): Promise<void> {
+    return this.route(request).dial(request);
+  }
+
+  onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
+    this.fallback.onCallEnded(handler);
+    this.sip.onCallEnded(handler);
+  }
+
+  lookup(request: DialRequest, dialedAt: Date): Promise<ProviderCallState> {
+    return this.route(request).lookup(request, dialedAt);
+  }
+
+  recording(call: {
+    id: string;
+    duration: number;
+    transcription: TranscriptEntry[];
+    provider?: string;
+  }): Promise<Recording | null> {
+    return (call.provider === this.sip.name ? this.sip : this.fallback).recording(call);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.sip.close(), this.fallback.close()]);
+  }
+}

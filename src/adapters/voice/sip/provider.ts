@@ -1,0 +1,518 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { FinalCallStatus, TranscriptEntry } from '../../../domain/call.js';
+import type {
+  CallEndedEvent,
+  DialRequest,
+  ProviderCallState,
+  Recording,
+  VoiceProvider,
+} from '../../../ports.js';
+import { type AmdVerdict, detectAnsweringMachine } from '../amd.js';
+import type { ConversationEngine, ConversationSession } from '../conversation.js';
+import { RtpSession } from '../rtp.js';
+import { parseSdpAnswer } from './message.js';
+import { TrunkGate } from './trunk-gate.js';
+import { type SipOutcome, SipUserAgent } from './uac.js';
+
+/**
+ * The address to show carriers when none is configured: the bind address itself, or for a
+ * wildcard bind this host's first non-internal IPv4 address (loopback when it has none).
+ */
+export function publicAddressFor(bindAddress: string): string {
+  if (bindAddress !== '0.0.0.0') return bindAddress;
+  for (const addresses of Object.values(os.networkInterfaces())) {
+    const found = addresses?.find((address) => address.family === 'IPv4' && !address.internal);
+    if (found) return found.address;
+  }
+  return '127.0.0.1';
+}
+
+/** A trunk as the provider needs it: where to send INVITEs, as whom, and its caps. */
+export interface SipTrunk {
+  id: string;
+  host: string;
+  port: number;
+  username: string | null;
+  password: string | null;
+  fromNumber: string;
+  maxCallsPerSecond: number | null;
+  maxConcurrentCalls: number | null;
+}
+
+export interface SipProviderOptions {
+  /** The address the far end sees in Via, Contact and SDP. */
+  publicAddress: string;
+  /** The local address the SIP and RTP sockets bind. */
+  bindAddress: string;
+  /** The local SIP port (UDP); 0 takes any free port. */
+  sipPort: number;
+  /** Even RTP ports to use, inclusive. */
+  rtpPorts: [number, number];
+  /** Dial records and recordings go under it. */
+  dataDir: string;
+  ringTimeoutMs: number;
+  /** A call is hung up when it has been up this long. */
+  maxCallMs: number;
+  /** Answering-machine detection on the first seconds of an answered call. */
+  amd: boolean;
+  /** Audio heard without a decision after which the other side is taken for a person. */
+  amdMaxMs?: number;
+  /** INVITEs answered with a capacity code before the call is given up as FAILED. */
+  capacityRetries?: number;
+  trunk(trunkId: string): Promise<SipTrunk | null>;
+  engine: ConversationEngine;
+  logger?: Logger;
+  /** Every final answer to an INVITE (the metrics count them). */
+  onFinalResponse?(trunkId: string, code: number): void;
+  /** Trunk load changed (the metrics show it). */
+  onTrunkLoad?(trunkId: string, up: number, waiting: number): void;
+}
+
+interface DialRecord {
+  callId: string;
+  to: string;
+  attempt: number;
+  trunkId: string;
+  at: string;
+  ended?: Omit<CallEndedEvent, 'answeredAt' | 'endedAt'> & { answeredAt: string | null; endedAt: string };
+}
+
+type Attempt = { kind: 'capacity'; code: number } | { kind: 'final'; event: CallEndedEvent };
+
+/** A dial record whose owner touched it within this long is a call still up in some process. */
+const HEARTBEAT_MS = 10_000;
+const STALE_MS = 3 * HEARTBEAT_MS;
+/** How long a stop waits for calls to hang up and report their ends. */
+const CLOSE_WAIT_MS = 5000;
+
+const OUTCOME_STATUS: Record<Exclude<SipOutcome['kind'], 'answered' | 'capacity'>, FinalCallStatus> = {
+  busy: 'BUSY',
+  no_answer: 'NO_ANSWER',
+  failed: 'FAILED',
+};
+
+/**
+ * Real calls through the SIP trunk an agent names: the INVITE through the trunk's gate (its rate
+ * and concurrency caps), RTP audio both ways with a recording, answering-machine detection, then
+ * the conversation engine. Each dial leaves a durable record in the data dir before the INVITE,
+ * so a call id reaches the network at most once, across processes and restarts.
+ */
+export class SipVoiceProvider implements VoiceProvider {
+  readonly name = 'sip';
+  private handler: ((event: CallEndedEvent) => Promise<void>) | null = null;
+  private userAgent: Promise<SipUserAgent> | null = null;
+  private readonly gates = new Map<string, TrunkGate>();
+  private readonly calls = new Map<string, { stop: AbortController; done: Promise<void> }>();
+  private readonly dialsDir: string;
+  private readonly recordingsDir: string;
+  private closing = false;
+
+  constructor(private readonly options: SipProviderOptions) {
+    this.dialsDir = path.join(options.dataDir, 'sip', 'dials');
+    this.recordingsDir = path.join(options.dataDir, 'sip', 'recordings');
+  }
+
+  onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
+    this.handler = handler;
+  }
+
+  /** Calls up or waiting in this process. */
+  get activeCalls(): number {
+    return this.calls.size;
+  }
+
+  async dial(request: DialRequest): Promise<void> {
+    if (this.closing) throw new Error('the SIP provider is closing');
+    const trunkId = request.agent.sipTrunkId;
+    if (!trunkId) throw new Error(`agent ${request.agent.id} has no SIP trunk`);
+    if (this.calls.has(request.callId)) return;
+    if (
+      !this.record({
+        callId: request.callId,
+        to: request.to,
+        attempt: request.attempt,
+        trunkId,
+        at: new Date().toISOString(),
+      })
+    )
+      return; // dialed before, by this process or another: never twice
+    const stop = new AbortController();
+    const entry = { stop, done: Promise.resolve() };
+    this.calls.set(request.callId, entry);
+    entry.done = this.run(request, trunkId, stop.signal);
+  }
+
+  async lookup(request: DialRequest, _dialedAt: Date): Promise<ProviderCallState> {
+    if (this.calls.has(request.callId)) return { known: true, ended: null };
+    const file = this.recordFile(request.callId);
+    let record: DialRecord;
+    let touched: number;
+    try {
+      record = JSON.parse(fs.readFileSync(file, 'utf8')) as DialRecord;
+      touched = fs.statSync(file).mtimeMs;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { known: false, ended: null };
+      throw error;
+    }
+    if (record.ended) {
+      const { answeredAt, endedAt, ...rest } = record.ended;
+      return {
+        known: true,
+        ended: { ...rest, answeredAt: answeredAt ? new Date(answeredAt) : null, endedAt: new Date(endedAt) },
+      };
+    }
+    if (Date.now() - touched < STALE_MS) return { known: true, ended: null }; // up in another process
+    return {
+      known: true,
+      ended: {
+        callId: request.callId,
+        status: 'FAILED',
+        duration: 0,
+        answeredAt: null,
+        endedAt: new Date(touched),
+        error: 'The call was cut off: the process that placed it stopped',
+        transcription: [],
+        sipCode: null,
+      },
+    };
+  }
+
+  async recording(call: { id: string }): Promise<Recording | null> {
+    try {
+      return { contentType: 'audio/wav', body: await fs.promises.readFile(this.recordingFile(call.id)) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  /** Hangs up (or cancels) every call of this process and reports their ends. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const gate of this.gates.values()) gate.close();
+    for (const call of this.calls.values()) call.stop.abort();
+    // Hang-ups are quick unless a far end stops answering; a stop never waits on it for long.
+    let wait: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([...this.calls.values()].map((call) => call.done)),
+      new Promise((resolve) => {
+        wait = setTimeout(resolve, CLOSE_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(wait);
+    if (this.userAgent) await (await this.userAgent.catch(() => null))?.close();
+  }
+
+  private async run(request: DialRequest, trunkId: string, signal: AbortSignal): Promise<void> {
+    const heartbeat = setInterval(() => {
+      const now = new Date();
+      fs.utimes(this.recordFile(request.callId), now, now, () => {});
+    }, HEARTBEAT_MS);
+    heartbeat.unref();
+    let ended: CallEndedEvent;
+    try {
+      ended = await this.place(request, trunkId, signal);
+    } catch (error) {
+      this.options.logger?.error({ err: error, callId: request.callId }, 'a SIP call failed');
+      ended = {
+        callId: request.callId,
+        status: 'FAILED',
+        duration: 0,
+        answeredAt: null,
+        endedAt: new Date(),
+        error: `The call could not be placed: ${(error as Error).message}`,
+        transcription: [],
+        sipCode: null,
+      };
+    } finally {
+      clearInterval(heartbeat);
+    }
+    this.writeEnded(ended);
+    this.calls.delete(request.callId);
+    try {
+      await this.handler?.(ended);
+    } catch (error) {
+      this.options.logger?.error({ err: error, callId: ended.callId }, 'could not record a SIP call end');
+    }
+  }
+
+  /** Waits for the trunk, sends the INVITE, and tries again later when the carrier is full. */
+  private async place(request: DialRequest, trunkId: string, signal: AbortSignal): Promise<CallEndedEvent> {
+    const trunk = await this.options.trunk(trunkId);
+    if (!trunk) throw new Error(`SIP trunk ${trunkId} does not exist`);
+    const gate = this.gate(trunk);
+    const retries = this.options.capacityRetries ?? 5;
+    for (let tries = 1; ; tries++) {
+      this.reportLoad(trunk.id, gate);
+      await gate.acquire(signal);
+      this.reportLoad(trunk.id, gate);
+      let result: Attempt;
+      try {
+        result = await this.attempt(request, trunk, signal);
+      } finally {
+        gate.release();
+        this.reportLoad(trunk.id, gate);
+      }
+      if (result.kind === 'final') {
+        gate.accepted();
+        return result.event;
+      }
+      gate.capacity();
+      this.options.logger?.warn(
+        { callId: request.callId, trunkId, code: result.code, tries },
+        'the carrier is full; the call waits and the trunk slows down',
+      );
+      if (tries > retries || signal.aborted) {
+        return {
+          callId: request.callId,
+          status: 'FAILED',
+          duration: 0,
+          answeredAt: null,
+          endedAt: new Date(),
+          error: `The carrier had no capacity (SIP ${result.code}) after ${tries} tries`,
+          transcription: [],
+          sipCode: result.code,
+        };
+      }
+    }
+  }
+
+  /** One INVITE, and the whole call when it is answered. */
+  private async attempt(request: DialRequest, trunk: SipTrunk, signal: AbortSignal): Promise<Attempt> {
+    const ua = await this.agent();
+    fs.mkdirSync(this.recordingsDir, { recursive: true });
+    const partial = `${this.recordingFile(request.callId)}.part`;
+    const rtp = await RtpSession.open({
+      bindAddress: this.options.bindAddress,
+      portRange: this.options.rtpPorts,
+      recordPath: partial,
+      maxRecordSeconds: Math.ceil(this.options.maxCallMs / 1000),
+    });
+    let kept = false;
+    try {
+      const sip = ua.invite({
+        host: trunk.host,
+        port: trunk.port,
+        to: request.to,
+        from: trunk.fromNumber,
+        ringTimeoutMs: this.options.ringTimeoutMs,
+        rtpPort: rtp.port,
+        ...(trunk.username && trunk.password
+          ? { credentials: { username: trunk.username, password: trunk.password } }
+          : {}),
+      });
+      const giveUp = () => sip.cancel();
+      signal.addEventListener('abort', giveUp, { once: true });
+      const outcome = await sip.outcome;
+      signal.removeEventListener('abort', giveUp);
+      const code = sip.finalCode;
+      if (code !== null) this.options.onFinalResponse?.(trunk.id, code);
+      if (outcome.kind === 'capacity') return { kind: 'capacity', code: outcome.code };
+      if (outcome.kind !== 'answered') {
+        return {
+          kind: 'final',
+          event: {
+            callId: request.callId,
+            status: OUTCOME_STATUS[outcome.kind],
+            duration: 0,
+            answeredAt: null,
+            endedAt: new Date(),
+            error:
+              outcome.kind === 'busy'
+                ? null
+                : `${outcome.reason}${outcome.code ? ` (SIP ${outcome.code})` : ''}`,
+            transcription: [],
+            sipCode: code,
+          },
+        };
+      }
+
+      const answeredAt = new Date();
+      const media = parseSdpAnswer(sip.answerSdp);
+      const up = new AbortController();
+      const end = () => up.abort();
+      signal.addEventListener('abort', end, { once: true });
+      void sip.ended.then(end);
+      const limit = setTimeout(end, this.options.maxCallMs);
+      const transcription: TranscriptEntry[] = [];
+      let status: FinalCallStatus = 'COMPLETED';
+      let error: string | null = null;
+      try {
+        if (!media)
+          throw new Error('the far end answered without an audio stream we can speak (PCMU or PCMA)');
+        rtp.setRemote(media.address, media.port, media.payloadType);
+        rtp.start();
+        const verdict = this.options.amd ? await this.detect(rtp, up.signal) : null;
+        if (verdict?.kind === 'machine') {
+          status = 'VOICEMAIL';
+          this.options.logger?.info({ callId: request.callId, reason: verdict.reason }, 'answering machine');
+        } else if (!up.signal.aborted) {
+          await this.options.engine.converse(this.session(request, rtp, transcription, up));
+        }
+      } catch (failure) {
+        // Whatever went wrong after the answer, the call is still up: it is hung up below.
+        this.options.logger?.error({ err: failure, callId: request.callId }, 'an answered SIP call failed');
+        status = 'FAILED';
+        error = `The call failed after it was answered: ${(failure as Error).message}`;
+      }
+      clearTimeout(limit);
+      signal.removeEventListener('abort', end);
+      await sip.hangup();
+      const endedAt = new Date();
+      await rtp.close();
+      fs.renameSync(partial, this.recordingFile(request.callId));
+      kept = true;
+      return {
+        kind: 'final',
+        event: {
+          callId: request.callId,
+          status,
+          duration: Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1),
+          answeredAt,
+          endedAt,
+          error,
+          transcription,
+          sipCode: code,
+        },
+      };
+    } finally {
+      if (!kept) {
+        await rtp.close();
+        fs.rmSync(partial, { force: true });
+      }
+    }
+  }
+
+  /** Listens to the first seconds of the answer until the detector decides (silence: a person). */
+  private async detect(rtp: RtpSession, signal: AbortSignal): Promise<AmdVerdict> {
+    const maxMs = this.options.amdMaxMs ?? 3500;
+    const frames: Int16Array[] = [];
+    return new Promise<AmdVerdict>((resolve) => {
+      const finish = (verdict: AmdVerdict) => {
+        rtp.off('audio', hear);
+        signal.removeEventListener('abort', stopped);
+        resolve(verdict);
+      };
+      const stopped = () => finish({ kind: 'unknown', atMs: frames.length * 20, reason: 'the call ended' });
+      const hear = (frame: Int16Array) => {
+        frames.push(frame);
+        if (frames.length % 10 !== 0) return; // decide every 200 ms
+        const heard = new Int16Array(frames.length * frame.length);
+        frames.forEach((f, i) => {
+          heard.set(f, i * frame.length);
+        });
+        const verdict = detectAnsweringMachine(heard, 8000, { maxMs });
+        if (verdict.kind !== 'unknown' || frames.length * 20 >= maxMs) finish(verdict);
+      };
+      rtp.on('audio', hear);
+      signal.addEventListener('abort', stopped, { once: true });
+    });
+  }
+
+  private session(
+    request: DialRequest,
+    rtp: RtpSession,
+    transcription: TranscriptEntry[],
+    up: AbortController,
+  ): ConversationSession {
+    return {
+      callId: request.callId,
+      agent: request.agent,
+      contact: request.contact,
+      onAudio(listener) {
+        rtp.on('audio', listener);
+        return () => rtp.off('audio', listener);
+      },
+      play: (pcm) => (up.signal.aborted ? Promise.resolve() : rtp.play(pcm)),
+      stopPlayback: () => rtp.stopPlayback(),
+      addTurn: (role, content) => {
+        if (content.trim() !== '') transcription.push({ role, content: content.trim() });
+      },
+      hangup: () => up.abort(),
+      signal: up.signal,
+    };
+  }
+
+  private gate(trunk: SipTrunk): TrunkGate {
+    const limits = {
+      maxCallsPerSecond: trunk.maxCallsPerSecond,
+      maxConcurrentCalls: trunk.maxConcurrentCalls,
+    };
+    let gate = this.gates.get(trunk.id);
+    if (gate) gate.setLimits(limits);
+    else {
+      gate = new TrunkGate(limits);
+      this.gates.set(trunk.id, gate);
+    }
+    return gate;
+  }
+
+  private reportLoad(trunkId: string, gate: TrunkGate): void {
+    this.options.onTrunkLoad?.(trunkId, gate.inUse, gate.waiting);
+  }
+
+  private agent(): Promise<SipUserAgent> {
+    this.userAgent ??= (async () => {
+      const ua = new SipUserAgent(this.options.publicAddress, this.options.bindAddress);
+      await ua.start(this.options.sipPort);
+      this.options.logger?.info(
+        { port: ua.port, address: this.options.publicAddress },
+        'SIP user agent listening',
+      );
+      return ua;
+    })();
+    // A failed start (the port is taken) is tried again at the next call, not cached.
+    this.userAgent.catch(() => {
+      this.userAgent = null;
+    });
+    return this.userAgent;
+  }
+
+  private recordFile(callId: string): string {
+    return path.join(this.dialsDir, `${callId}.json`);
+  }
+
+  private recordingFile(callId: string): string {
+    return path.join(this.recordingsDir, `${callId}.wav`);
+  }
+
+  /** Publishes the dial record whole with link(); false when one exists (the call was dialed). */
+  private record(record: DialRecord): boolean {
+    fs.mkdirSync(this.dialsDir, { recursive: true });
+    const draft = path.join(this.dialsDir, `${record.callId}.${process.pid}.${Date.now()}.tmp`);
+    fs.writeFileSync(draft, JSON.stringify(record));
+    try {
+      fs.linkSync(draft, this.recordFile(record.callId));
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    } finally {
+      fs.rmSync(draft, { force: true });
+    }
+  }
+
+  /** Adds the call's end to its record (replaced whole by rename), for a lookup after a crash. */
+  private writeEnded(ended: CallEndedEvent): void {
+    const file = this.recordFile(ended.callId);
+    try {
+      const record = JSON.parse(fs.readFileSync(file, 'utf8')) as DialRecord;
+      record.ended = {
+        ...ended,
+        answeredAt: ended.answeredAt?.toISOString() ?? null,
+        endedAt: ended.endedAt.toISOString(),
+      };
+      const draft = `${file}.${process.pid}.tmp`;
+      fs.writeFileSync(draft, JSON.stringify(record));
+      fs.renameSync(draft, file);
+    } catch (error) {
+      this.options.logger?.warn(
+        { err: error, callId: ended.callId },
+        'could not record a SIP call end on disk',
+      );
+    }
+  }
+}

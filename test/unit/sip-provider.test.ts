@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { OfflineConversationEngine } from '../../src/adapters/voice/conversation.js';
+import { SipVoiceProvider } from '../../src/adapters/voice/sip/provider.js';
+import type { CallEndedEvent, DialRequest } from '../../src/ports.js';
+
+const request = (callId: string): DialRequest => ({
+  callId,
+  to: '+14155550123',
+  attempt: 1,
+  agent: {
+    id: 'agt_1',
+    name: 'Phone agent',
+    agentName: 'Ava',
+    language: 'en-us',
+    sipTrunkId: 'trk_gone',
+    details: {},
+  },
+  contact: { id: 'cnt_1', name: 'Jordan' },
+});
+
+/** The provider's durable dial records, without a network: the trunk lookup finds nothing. */
+describe('SIP provider dial records', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  function provider() {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-sip-'));
+    dirs.push(dataDir);
+    const sip = new SipVoiceProvider({
+      publicAddress: '127.0.0.1',
+      bindAddress: '127.0.0.1',
+      sipPort: 0,
+      rtpPorts: [44000, 44099],
+      dataDir,
+      ringTimeoutMs: 1000,
+      maxCallMs: 10_000,
+      amd: true,
+      trunk: async () => null,
+      engine: new OfflineConversationEngine(),
+    });
+    const ended: CallEndedEvent[] = [];
+    sip.onCallEnded(async (event) => {
+      ended.push(event);
+    });
+    return { sip, ended, dials: path.join(dataDir, 'sip', 'dials') };
+  }
+
+  it('ends a call whose trunk is gone as FAILED, once, and remembers the end on disk', async () => {
+    const { sip, ended } = provider();
+    await sip.dial(request('call_a'));
+    await sip.dial(request('call_a'));
+    await expect.poll(() => ended.length).toBe(1);
+    expect(ended[0]).toMatchObject({ callId: 'call_a', status: 'FAILED', sipCode: null });
+    expect(ended[0]?.error).toContain('trk_gone');
+    // Dialed again later (a retry of the same id after a restart): never sent twice.
+    await sip.dial(request('call_a'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(ended).toHaveLength(1);
+    const state = await sip.lookup(request('call_a'), new Date());
+    expect(state).toMatchObject({ known: true, ended: { callId: 'call_a', status: 'FAILED' } });
+    expect(state.ended?.endedAt).toBeInstanceOf(Date);
+    await sip.close();
+  });
+
+  it('tells reconciliation which calls never left, which are up elsewhere, and which were cut off', async () => {
+    const { sip, dials } = provider();
+    expect(await sip.lookup(request('call_never'), new Date())).toEqual({ known: false, ended: null });
+    fs.mkdirSync(dials, { recursive: true });
+    const record = (callId: string) =>
+      fs.writeFileSync(
+        path.join(dials, `${callId}.json`),
+        JSON.stringify({
+          callId,
+          to: '+14155550123',
+          attempt: 1,
+          trunkId: 'trk_1',
+          at: new Date().toISOString(),
+        }),
+      );
+    record('call_elsewhere');
+    expect(await sip.lookup(request('call_elsewhere'), new Date())).toEqual({ known: true, ended: null });
+    record('call_cut');
+    const old = new Date(Date.now() - 120_000);
+    fs.utimesSync(path.join(dials, 'call_cut.json'), old, old);
+    const cut = await sip.lookup(request('call_cut'), new Date());
+    expect(cut).toMatchObject({ known: true, ended: { status: 'FAILED', duration: 0 } });
+    expect(cut.ended?.error).toContain('cut off');
+    await sip.close();
+  });
+
+  it('refuses new dials once closing', async () => {
+    const { sip } = provider();
+    await sip.close();
+    await expect(sip.dial(request('call_late'))).rejects.toThrow('closing');
+  });
+});

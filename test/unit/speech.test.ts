@@ -1,0 +1,340 @@
+import os from 'node:os';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  PHONE_RATE,
+  parseHypotheses,
+  resample,
+  Semaphore,
+  SpeechToolError,
+  setTranscriptionConcurrency,
+  speechToolsAvailable,
+  synthesisCacheSize,
+  synthesize,
+  transcribe,
+  transcriptionLoad,
+  UtteranceDetector,
+  type UtteranceEvent,
+} from '../../src/adapters/voice/speech.js';
+
+/** These tests run the real tools: espeak-ng, pocketsphinx and pocketsphinx-en-us (Debian). */
+
+const FRAME = 160; // 20 ms at 8 kHz
+
+const silence = (ms: number, rate = PHONE_RATE) => new Int16Array(Math.round((rate * ms) / 1000));
+const tone = (frequency: number, rate: number, ms: number, amplitude = 10_000) =>
+  Int16Array.from({ length: Math.round((rate * ms) / 1000) }, (_, i) =>
+    Math.round(amplitude * Math.sin((2 * Math.PI * frequency * i) / rate)),
+  );
+const join = (...parts: Int16Array[]) => {
+  const out = new Int16Array(parts.reduce((n, part) => n + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+};
+const rms = (pcm: Int16Array) => Math.sqrt(pcm.reduce((sum, v) => sum + v * v, 0) / Math.max(1, pcm.length));
+const seconds = (pcm: Int16Array) => pcm.length / PHONE_RATE;
+
+/** Share of the signal's power at one frequency (Goertzel), 0 to 1. */
+function powerShare(pcm: Int16Array, rate: number, frequency: number): number {
+  const k = 2 * Math.cos((2 * Math.PI * frequency) / rate);
+  let s1 = 0;
+  let s2 = 0;
+  for (const sample of pcm) {
+    const s = sample + k * s1 - s2;
+    s2 = s1;
+    s1 = s;
+  }
+  const total = pcm.reduce((sum, v) => sum + v * v, 0);
+  return total === 0 ? 0 : (2 * (s1 * s1 + s2 * s2 - k * s1 * s2)) / (pcm.length * total);
+}
+
+/** First and last sample of the 20 ms frames above -40 dBFS: where the speech itself is. */
+function voicedSpan(pcm: Int16Array): { start: number; end: number } {
+  let start = -1;
+  let end = -1;
+  for (let at = 0; at + FRAME <= pcm.length; at += FRAME) {
+    if (rms(pcm.subarray(at, at + FRAME)) > 328) {
+      if (start < 0) start = at;
+      end = at + FRAME;
+    }
+  }
+  return { start, end };
+}
+
+/** Feeds audio in 20 ms frames; returns every event with the frame index it came at. */
+function feed(detector: UtteranceDetector, pcm: Int16Array): Array<UtteranceEvent & { frame: number }> {
+  const events: Array<UtteranceEvent & { frame: number }> = [];
+  for (let frame = 0; (frame + 1) * FRAME <= pcm.length; frame++) {
+    const event = detector.push(pcm.subarray(frame * FRAME, (frame + 1) * FRAME));
+    if (event.started || event.utterance) events.push({ ...event, frame });
+  }
+  return events;
+}
+
+afterEach(() => setTranscriptionConcurrency(os.availableParallelism()));
+
+describe('speech tools', () => {
+  it('finds espeak-ng, pocketsphinx and its en-us model installed', () => {
+    expect(speechToolsAvailable()).toEqual({ espeak: true, pocketsphinx: true, missing: [] });
+    const elsewhere = speechToolsAvailable({ modelDir: '/nonexistent/model' });
+    expect(elsewhere).toMatchObject({ espeak: true, pocketsphinx: false });
+    expect(elsewhere.missing).toEqual(['pocketsphinx-en-us (/nonexistent/model)']);
+  });
+
+  it('names the missing tool when it is not on PATH', async () => {
+    const saved = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      expect(speechToolsAvailable().missing).toEqual(['espeak-ng', 'pocketsphinx (pocketsphinx_continuous)']);
+      const failure = await synthesize('Nobody will hear this.').catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(SpeechToolError);
+      expect(failure).toMatchObject({ tool: 'espeak-ng', reason: 'missing', code: 'PROVIDER_ERROR' });
+      expect(String(failure)).toMatch(/espeak-ng: not installed/);
+    } finally {
+      process.env.PATH = saved;
+    }
+    await expect(transcribe(tone(300, PHONE_RATE, 500), { modelDir: '/nonexistent/model' })).rejects.toThrow(
+      /pocketsphinx_continuous: en-us model not found/,
+    );
+  });
+});
+
+describe('synthesize', () => {
+  it('speaks a prompt as 8 kHz PCM of a plausible length, with speech energy', async () => {
+    const pcm = await synthesize('Hello Jordan, this is Ava from Acme');
+    expect(seconds(pcm)).toBeGreaterThan(1);
+    expect(seconds(pcm)).toBeLessThan(5);
+    const { start, end } = voicedSpan(pcm);
+    expect((end - start) / PHONE_RATE).toBeGreaterThan(1);
+    expect(rms(pcm.subarray(start, end))).toBeGreaterThan(1000);
+  });
+
+  it('reads quotes, leading dashes and markup as text, not as options or SSML', async () => {
+    const pcm = await synthesize(`--help -v xx "quoted" it's <speak>one & two</speak> $(whoami) \`id\``, {
+      voice: 'en-gb',
+      wordsPerMinute: 200,
+    });
+    expect(seconds(pcm)).toBeGreaterThan(1.5);
+    expect(rms(pcm)).toBeGreaterThan(300);
+  });
+
+  it('answers a repeated prompt from its bounded cache, with an independent copy', async () => {
+    const text = 'Is now a good time to talk?';
+    const first = await synthesize(text, { wordsPerMinute: 170 });
+    first.fill(0);
+    const saved = process.env.PATH;
+    try {
+      // With espeak-ng out of reach, only the cache can answer.
+      process.env.PATH = '/nonexistent';
+      expect(rms(await synthesize(text, { wordsPerMinute: 170 }))).toBeGreaterThan(300);
+      await expect(synthesize(text, { wordsPerMinute: 150 })).rejects.toThrow(/espeak-ng: not installed/);
+      process.env.PATH = saved;
+      // 64 other prompts push the first one out.
+      await Promise.all(Array.from({ length: 64 }, (_, i) => synthesize(`Option ${i}.`)));
+      expect(synthesisCacheSize()).toBe(64);
+      process.env.PATH = '/nonexistent';
+      await expect(synthesize('Option 63.')).resolves.toBeInstanceOf(Int16Array);
+      await expect(synthesize(text, { wordsPerMinute: 170 })).rejects.toThrow(/espeak-ng: not installed/);
+    } finally {
+      process.env.PATH = saved;
+    }
+  });
+
+  it('refuses a voice name or speed espeak-ng could misread', async () => {
+    await expect(synthesize('hi', { voice: '-w /tmp/x' })).rejects.toThrow(RangeError);
+    await expect(synthesize('hi', { wordsPerMinute: 5000 })).rejects.toThrow(RangeError);
+    expect(await synthesize('   ')).toHaveLength(0);
+  });
+});
+
+describe('resample', () => {
+  it('keeps a 1 kHz tone at 1 kHz and its level when going from 22 050 Hz to 8 kHz', () => {
+    const source = tone(1000, 22_050, 1000);
+    const out = resample(source, 22_050, 8000);
+    expect(out).toHaveLength(8000);
+    const inner = out.subarray(400, 7600); // away from the edges
+    expect(powerShare(inner, 8000, 1000)).toBeGreaterThan(0.99);
+    expect(rms(inner) / rms(source)).toBeCloseTo(1, 2);
+  });
+
+  it('filters out a 6 kHz tone instead of folding it down to 2 kHz', () => {
+    const source = tone(6000, 22_050, 1000);
+    const out = resample(source, 22_050, 8000);
+    // Linear interpolation would leave a 2 kHz alias at nearly full level; the filter takes the
+    // tone more than 80 dB down, away from the clicks where it starts and stops.
+    expect(rms(out.subarray(400, 7600)) / rms(source)).toBeLessThan(1e-4);
+    expect(rms(out) / rms(source)).toBeLessThan(0.01);
+  });
+
+  it('upsamples to 16 kHz without images, and keeps a rate unchanged', () => {
+    const source = tone(1000, 8000, 500);
+    const up = resample(source, 8000, 16_000);
+    expect(up).toHaveLength(8000);
+    expect(powerShare(up.subarray(400, 7600), 16_000, 1000)).toBeGreaterThan(0.99);
+    expect(powerShare(up.subarray(400, 7600), 16_000, 7000)).toBeLessThan(1e-6);
+    expect(resample(source, 8000, 8000)).toEqual(source);
+    expect(() => resample(source, 0, 8000)).toThrow(RangeError);
+  });
+});
+
+describe('UtteranceDetector', () => {
+  it('hands back one utterance about as long as the speech, after 700 ms of silence', async () => {
+    const speech = await synthesize('Hello Jordan, this is Ava from Acme');
+    const audio = join(silence(600), speech, silence(1000));
+    const events = feed(new UtteranceDetector(), audio);
+    expect(events.map((e) => [e.started ?? false, e.reason ?? null])).toEqual([
+      [true, null],
+      [false, 'silence'],
+    ]);
+    const [start, end] = events;
+    const span = voicedSpan(speech);
+    // Starts within 100 ms of the first voiced frame; ends 700 ms after the last one (±100 ms).
+    expect((start?.frame ?? 0) * FRAME - (silence(600).length + span.start)).toBeLessThanOrEqual(800);
+    const endsAt = (end?.frame ?? 0) * FRAME - silence(600).length - span.end;
+    expect(Math.abs(endsAt - 0.7 * PHONE_RATE)).toBeLessThanOrEqual(800);
+    // The speech, plus 200 ms before and at most 200 ms after it.
+    const length = end?.utterance?.length ?? 0;
+    expect(length).toBeGreaterThanOrEqual(span.end - span.start + 0.15 * PHONE_RATE);
+    expect(length).toBeLessThanOrEqual(span.end - span.start + 0.45 * PHONE_RATE);
+  });
+
+  it('cuts speech running past maxUtteranceMs', async () => {
+    const speech = await synthesize(
+      'Hi, you have reached Jordan Smith, I cannot take your call right now, please leave a message',
+    );
+    expect(seconds(speech)).toBeGreaterThan(3);
+    const events = feed(new UtteranceDetector({ maxUtteranceMs: 1500 }), join(speech, silence(1000)));
+    const utterances = events.filter((e) => e.utterance);
+    expect(utterances[0]?.reason).toBe('max-length');
+    expect(utterances[0]?.utterance).toHaveLength(1.5 * PHONE_RATE);
+    // The speech after a cut starts the next utterance; none is longer than the limit.
+    expect(events.filter((e) => e.started).length).toBeGreaterThanOrEqual(3);
+    for (const { utterance } of utterances) expect(utterance?.length).toBeLessThanOrEqual(1.5 * PHONE_RATE);
+
+    // A steady voice of 4 s comes back whole, in pieces: 1.5 s, 1.5 s and the rest.
+    const hum = join(silence(1000), tone(180, PHONE_RATE, 4000, 5000), silence(1000));
+    const pieces = feed(new UtteranceDetector({ maxUtteranceMs: 1500 }), hum).flatMap((e) =>
+      e.utterance ? [e.utterance.length] : [],
+    );
+    expect(pieces.slice(0, 2)).toEqual([1.5 * PHONE_RATE, 1.5 * PHONE_RATE]);
+    const total = pieces.reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThanOrEqual(4 * PHONE_RATE);
+    expect(total).toBeLessThanOrEqual(4.4 * PHONE_RATE);
+  });
+
+  it('finds nothing in silence or faint line noise, and flushes an utterance under way', () => {
+    expect(feed(new UtteranceDetector(), silence(3000))).toEqual([]);
+    let seed = 1;
+    const hiss = (amplitude: number) =>
+      Int16Array.from({ length: 3 * PHONE_RATE }, () => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return Math.round((seed / 2_147_483_648 - 0.5) * 2 * amplitude);
+      });
+    expect(feed(new UtteranceDetector(), hiss(60))).toEqual([]); // -60 dBFS
+    expect(feed(new UtteranceDetector(), hiss(450))).toEqual([]); // -42 dBFS, a noisy line
+
+    const detector = new UtteranceDetector();
+    feed(detector, join(silence(400), tone(200, PHONE_RATE, 500, 6000)));
+    expect(detector.inUtterance).toBe(true);
+    const rest = detector.flush();
+    expect(rest?.length).toBeGreaterThanOrEqual(0.5 * PHONE_RATE);
+    expect(detector.inUtterance).toBe(false);
+    expect(detector.flush()).toBeUndefined();
+  });
+});
+
+describe('transcribe', () => {
+  it('recognises key words of espeak-ng speech heard through the utterance detector', async () => {
+    // Phone-band espeak-ng speech is hard for the wideband en-us model; heard here, every run:
+    // "yes i know it listed at least only tomorrow" and "no thank you".
+    const heard = await Promise.all(
+      ['yes I am interested please call me tomorrow', 'no thank you'].map(async (sentence) => {
+        const audio = join(silence(500), await synthesize(sentence), silence(900));
+        const utterance = feed(new UtteranceDetector(), audio).find((e) => e.utterance)?.utterance;
+        expect(utterance).toBeDefined();
+        return transcribe(utterance ?? new Int16Array(0));
+      }),
+    );
+    expect(heard[0]?.split(' ')).toEqual(expect.arrayContaining(['yes', 'tomorrow']));
+    expect(heard[1]).toMatch(/\bthank you\b/);
+    for (const text of heard) expect(text).toMatch(/^[a-z' ]*$/);
+  });
+
+  it('reads the words out of pocketsphinx output, whatever else it prints', () => {
+    const output = [
+      'INFO: continuous.c(307): Ready....',
+      'ERROR: "fe_interface.c", line 272: something',
+      'yes I read(2) it <sil> [NOISE] ++BREATH++',
+      '',
+      'tomorrow',
+    ].join('\n');
+    expect(parseHypotheses(output)).toBe('yes i read it tomorrow');
+    expect(parseHypotheses('')).toBe('');
+  });
+
+  it('returns nothing for silence without running pocketsphinx, and names it when it times out', async () => {
+    expect(await transcribe(silence(1000))).toBe('');
+    const failure = await transcribe(tone(300, PHONE_RATE, 500), { timeoutMs: 1 }).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ tool: 'pocketsphinx_continuous', reason: 'timeout' });
+    expect(String(failure)).toMatch(/pocketsphinx_continuous: no result within 1 ms/);
+  });
+
+  it('queues transcriptions past the concurrency limit', async () => {
+    setTranscriptionConcurrency(1);
+    const utterance = await synthesize('no thank you');
+    const both = [transcribe(utterance), transcribe(utterance)];
+    expect(transcriptionLoad()).toEqual({ running: 1, queued: 1 });
+    const [a, b] = await Promise.all(both);
+    expect(a).toBe(b);
+    expect(transcriptionLoad()).toEqual({ running: 0, queued: 0 });
+  });
+});
+
+describe('Semaphore', () => {
+  it('runs at most `limit` tasks at once, the rest in order of arrival', async () => {
+    const semaphore = new Semaphore(2);
+    let running = 0;
+    let peak = 0;
+    const order: number[] = [];
+    const task = (id: number) =>
+      semaphore.run(async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        order.push(id);
+        running--;
+        if (id === 1) throw new Error('task 1 fails');
+        return id;
+      });
+    const results = await Promise.allSettled([1, 2, 3, 4, 5].map(task));
+    expect(peak).toBe(2);
+    expect(order).toEqual([1, 2, 3, 4, 5]);
+    expect(results.map((r) => r.status)).toEqual([
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect(semaphore.active).toBe(0);
+  });
+
+  it('starts waiters at once when its limit is raised', async () => {
+    const semaphore = new Semaphore(1);
+    const gates: Array<() => void> = [];
+    const task = () => semaphore.run(() => new Promise<void>((resolve) => gates.push(resolve)));
+    const all = Promise.all([task(), task(), task()]);
+    await Promise.resolve();
+    expect([semaphore.active, semaphore.queued, gates.length]).toEqual([1, 2, 1]);
+    semaphore.limit = 3;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([semaphore.active, semaphore.queued, gates.length]).toEqual([3, 0, 3]);
+    for (const open of gates) open();
+    await all;
+    expect(semaphore.active).toBe(0);
+    expect(() => new Semaphore(0)).toThrow(RangeError);
+  });
+});
