@@ -1,11 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, eventually, startTestApp, type TestApp } from '../helpers/app.js';
-import { freePort, ROOT } from '../helpers/process.js';
 import { maxInWindow } from '../helpers/rate.js';
+import { startSipp } from '../helpers/sipp.js';
 
 /**
  * Real calls end to end: an agent with a SIP trunk, the service's SIP provider, and sipp (Debian's
@@ -66,40 +66,12 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
     if (audioDir) fs.rmSync(audioDir, { recursive: true, force: true });
   });
 
-  /** Starts sipp with a scenario of test/fixtures/sipp; resolves its exit code when done. */
+  /** sipp as the carrier, playing the audio made above, logging its messages. */
   async function carrier(scenario: string, calls = 1) {
-    const port = await freePort();
-    const mediaPort = 2 * Math.floor((await freePort()) / 2);
-    const log = path.join(audioDir, `${scenario}-${port}.log`);
-    const child = spawn(
-      'sipp',
-      [
-        '-sf',
-        path.join(ROOT, 'test/fixtures/sipp', `${scenario}.xml`),
-        '-i',
-        '127.0.0.1',
-        '-p',
-        String(port),
-        '-mi',
-        '127.0.0.1',
-        '-mp',
-        String(mediaPort),
-        '-m',
-        String(calls),
-        '-nostdin',
-        '-timeout',
-        '90s',
-        '-timeout_error',
-        '-trace_msg',
-        '-message_file',
-        log,
-      ],
-      { cwd: audioDir, stdio: 'ignore' },
-    );
-    carriers.push(child);
-    const done = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    return { port, done, log };
+    const log = path.join(audioDir, `${scenario}-${Date.now()}.log`);
+    const sipp = await startSipp(scenario, { calls, cwd: audioDir, messageLog: log, timeoutSeconds: 90 });
+    carriers.push(sipp.child);
+    return { ...sipp, log };
   }
 
   async function trunkAgent(

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detectAnsweringMachine } from '../../src/adapters/voice/amd.js';
+import { join, silence, tone } from '../helpers/audio.js';
 
 const RATE = 8000;
 
@@ -28,20 +29,7 @@ function speak(text: string): Int16Array {
   return out;
 }
 
-const silence = (ms: number) => new Int16Array((RATE * ms) / 1000);
-const beep = (ms: number, frequency = 1000) =>
-  Int16Array.from({ length: (RATE * ms) / 1000 }, (_, i) =>
-    Math.round(8000 * Math.sin((2 * Math.PI * frequency * i) / RATE)),
-  );
-const join = (...parts: Int16Array[]) => {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-};
+const beep = (ms: number, frequency = 1000) => tone(frequency, ms);
 
 describe('answering-machine detection', () => {
   it('takes a short hello followed by silence for a person', () => {

@@ -4,8 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
+import { toneShare } from '../../src/adapters/voice/amd.js';
 import { decodeALaw, decodeMuLaw, encodeALaw, encodeMuLaw } from '../../src/adapters/voice/g711.js';
 import { RtpSession, type RtpSessionOptions } from '../../src/adapters/voice/rtp.js';
+import { join, tone } from '../helpers/audio.js';
 
 /** RTP on real UDP sockets over loopback: two sessions talking, a misbehaving relay, raw packets. */
 
@@ -14,39 +16,6 @@ const FRAME = 160;
 const HOST = '127.0.0.1';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-const tone = (frequency: number, ms: number, amplitude = 8000) =>
-  Int16Array.from({ length: (RATE * ms) / 1000 }, (_, i) =>
-    Math.round(amplitude * Math.sin((2 * Math.PI * frequency * i) / RATE)),
-  );
-
-const join = (frames: Int16Array[]) => {
-  const out = new Int16Array(frames.reduce((n, frame) => n + frame.length, 0));
-  let at = 0;
-  for (const frame of frames) {
-    out.set(frame, at);
-    at += frame.length;
-  }
-  return out;
-};
-
-/** Share of a block's power at one frequency (Goertzel), 0 to 1. */
-function shareAt(samples: Int16Array, frequency: number): number {
-  const coefficient = 2 * Math.cos((2 * Math.PI * frequency) / RATE);
-  let previous = 0;
-  let beforePrevious = 0;
-  let total = 0;
-  for (const sample of samples) {
-    const current = sample + coefficient * previous - beforePrevious;
-    beforePrevious = previous;
-    previous = current;
-    total += sample * sample;
-  }
-  if (total === 0) return 0;
-  const power =
-    previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious;
-  return (2 * power) / (samples.length * total);
-}
 
 const rms = (samples: Int16Array) => Math.sqrt(samples.reduce((sum, s) => sum + s * s, 0) / samples.length);
 
@@ -148,10 +117,11 @@ describe('RTP session between two peers', () => {
     expect(frames.every((frame) => frame.length === FRAME)).toBe(true);
     const start = firstSound(frames);
     expect(start).toBeGreaterThanOrEqual(0);
-    const heard = join(frames);
+    const heard = join(...frames);
     // PCMU both ways is exact: B hears A's tone as G.711 quantised it, every sample in its place.
     expect(differences(heard, start * FRAME, decodeMuLaw(encodeMuLaw(clip)))).toBe(0);
-    for (const frame of frames.slice(start, start + 50)) expect(shareAt(frame, 440)).toBeGreaterThan(0.9);
+    for (const frame of frames.slice(start, start + 50))
+      expect(toneShare(frame, RATE, 440)).toBeGreaterThan(0.9);
     expect(frames.slice(start + 50).every((frame) => frame.every((s) => s === 0))).toBe(true);
 
     const sent = a.stats.packetsSent;
@@ -196,7 +166,7 @@ describe('RTP session between two peers', () => {
     await sleep(50);
 
     const start = firstSound(frames);
-    const heard = join(frames);
+    const heard = join(...frames);
     const expected = decodeMuLaw(encodeMuLaw(clip));
     expect(index).toBe(50);
     for (let frame = 0; frame < 50; frame++) {
@@ -313,7 +283,7 @@ describe('RTP receiving', () => {
     await sleep(150);
     expect(b.stats).toMatchObject({ packetsReceived: 10, packetsLost: 0, packetsLate: 0 });
     const start = firstSound(frames);
-    expect(differences(join(frames), start * FRAME, decodeMuLaw(encoded))).toBe(0);
+    expect(differences(join(...frames), start * FRAME, decodeMuLaw(encoded))).toBe(0);
   });
 
   it('places 30 ms packets by timestamp across the 32-bit timestamp and 16-bit sequence wraparounds', async () => {
@@ -337,7 +307,7 @@ describe('RTP receiving', () => {
       await sleep(Math.max(0, began + (i + 1) * 30 - performance.now()));
     }
     await sleep(150);
-    const heard = join(frames);
+    const heard = join(...frames);
     // A-law never decodes to 0, so the first non-zero sample is the first one received.
     const start = heard.findIndex((s) => s !== 0);
     expect(start % FRAME).toBe(0);
@@ -365,8 +335,8 @@ describe('RTP receiving', () => {
       await sleep(20);
     }
     await sleep(150);
-    const high = frames.filter((frame) => rms(frame) > 1000 && shareAt(frame, 1000) > 0.9).length;
-    const low = frames.filter((frame) => rms(frame) > 1000 && shareAt(frame, 440) > 0.9).length;
+    const high = frames.filter((frame) => rms(frame) > 1000 && toneShare(frame, RATE, 1000) > 0.9).length;
+    const low = frames.filter((frame) => rms(frame) > 1000 && toneShare(frame, RATE, 440) > 0.9).length;
     // The second source is heard whole; the first until the switch dropped what it had buffered.
     expect(high).toBe(20);
     expect(low).toBeGreaterThanOrEqual(12);
@@ -419,7 +389,7 @@ describe('RTP recording', () => {
     for (let at = 0; at + FRAME <= frames; at += FRAME) {
       const frame = right.subarray(at, at + FRAME);
       if (rms(frame) > 1000) loud.push(at / FRAME);
-      if (rms(frame) > 1000) expect(shareAt(frame, 440)).toBeGreaterThan(0.9);
+      if (rms(frame) > 1000) expect(toneShare(frame, RATE, 440)).toBeGreaterThan(0.9);
     }
     expect(loud.length).toBe(50);
     expect((loud.at(-1) ?? 0) - (loud[0] ?? 0)).toBe(49);

@@ -1,8 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcomeOf, SipUserAgent } from '../../src/adapters/voice/sip/uac.js';
-import { freePort, ROOT } from '../helpers/process.js';
+import { startSipp } from '../helpers/sipp.js';
 
 /** The SIP user agent against a real SIP peer: sipp (Debian's sip-tester) on loopback, one scenario per case. */
 describe('SIP user agent against sipp', () => {
@@ -13,33 +11,7 @@ describe('SIP user agent against sipp', () => {
   });
   afterAll(() => agent.close());
 
-  /** Starts sipp as the far end with a scenario of test/fixtures/sipp; resolves with its exit code. */
-  const farEnd = async (
-    scenario: string,
-  ): Promise<{ port: number; done: Promise<number | null>; child: ChildProcess }> => {
-    const port = await freePort();
-    const child = spawn(
-      'sipp',
-      [
-        '-sf',
-        path.join(ROOT, 'test/fixtures/sipp', `${scenario}.xml`),
-        '-i',
-        '127.0.0.1',
-        '-p',
-        String(port),
-        '-m',
-        '1',
-        '-nostdin',
-        '-timeout',
-        '20s',
-        '-timeout_error',
-      ],
-      { stdio: 'ignore' },
-    );
-    const done = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    return { port, done, child };
-  };
+  const farEnd = (scenario: string) => startSipp(scenario, { timeoutSeconds: 20 });
   const call = (port: number, ringTimeoutMs = 5000) =>
     agent.invite({ host: '127.0.0.1', port, to: '+14155550123', from: '+14155550100', ringTimeoutMs });
 

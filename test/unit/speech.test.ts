@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { toneShare } from '../../src/adapters/voice/amd.js';
 import {
   PHONE_RATE,
   parseHypotheses,
@@ -15,41 +16,14 @@ import {
   UtteranceDetector,
   type UtteranceEvent,
 } from '../../src/adapters/voice/speech.js';
+import { join, silence, tone } from '../helpers/audio.js';
 
 /** These tests run the real tools: espeak-ng, pocketsphinx and pocketsphinx-en-us (Debian). */
 
 const FRAME = 160; // 20 ms at 8 kHz
 
-const silence = (ms: number, rate = PHONE_RATE) => new Int16Array(Math.round((rate * ms) / 1000));
-const tone = (frequency: number, rate: number, ms: number, amplitude = 10_000) =>
-  Int16Array.from({ length: Math.round((rate * ms) / 1000) }, (_, i) =>
-    Math.round(amplitude * Math.sin((2 * Math.PI * frequency * i) / rate)),
-  );
-const join = (...parts: Int16Array[]) => {
-  const out = new Int16Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-};
 const rms = (pcm: Int16Array) => Math.sqrt(pcm.reduce((sum, v) => sum + v * v, 0) / Math.max(1, pcm.length));
 const seconds = (pcm: Int16Array) => pcm.length / PHONE_RATE;
-
-/** Share of the signal's power at one frequency (Goertzel), 0 to 1. */
-function powerShare(pcm: Int16Array, rate: number, frequency: number): number {
-  const k = 2 * Math.cos((2 * Math.PI * frequency) / rate);
-  let s1 = 0;
-  let s2 = 0;
-  for (const sample of pcm) {
-    const s = sample + k * s1 - s2;
-    s2 = s1;
-    s1 = s;
-  }
-  const total = pcm.reduce((sum, v) => sum + v * v, 0);
-  return total === 0 ? 0 : (2 * (s1 * s1 + s2 * s2 - k * s1 * s2)) / (pcm.length * total);
-}
 
 /** First and last sample of the 20 ms frames above -40 dBFS: where the speech itself is. */
 function voicedSpan(pcm: Int16Array): { start: number; end: number } {
@@ -96,9 +70,9 @@ describe('speech tools', () => {
     } finally {
       process.env.PATH = saved;
     }
-    await expect(transcribe(tone(300, PHONE_RATE, 500), { modelDir: '/nonexistent/model' })).rejects.toThrow(
-      /pocketsphinx_continuous: en-us model not found/,
-    );
+    await expect(
+      transcribe(tone(300, 500, { rate: PHONE_RATE, amplitude: 10_000 }), { modelDir: '/nonexistent/model' }),
+    ).rejects.toThrow(/pocketsphinx_continuous: en-us model not found/);
   });
 });
 
@@ -152,16 +126,16 @@ describe('synthesize', () => {
 
 describe('resample', () => {
   it('keeps a 1 kHz tone at 1 kHz and its level when going from 22 050 Hz to 8 kHz', () => {
-    const source = tone(1000, 22_050, 1000);
+    const source = tone(1000, 1000, { rate: 22_050, amplitude: 10_000 });
     const out = resample(source, 22_050, 8000);
     expect(out).toHaveLength(8000);
     const inner = out.subarray(400, 7600); // away from the edges
-    expect(powerShare(inner, 8000, 1000)).toBeGreaterThan(0.99);
+    expect(toneShare(inner, 8000, 1000)).toBeGreaterThan(0.99);
     expect(rms(inner) / rms(source)).toBeCloseTo(1, 2);
   });
 
   it('filters out a 6 kHz tone instead of folding it down to 2 kHz', () => {
-    const source = tone(6000, 22_050, 1000);
+    const source = tone(6000, 1000, { rate: 22_050, amplitude: 10_000 });
     const out = resample(source, 22_050, 8000);
     // Linear interpolation would leave a 2 kHz alias at nearly full level; the filter takes the
     // tone more than 80 dB down, away from the clicks where it starts and stops.
@@ -170,11 +144,11 @@ describe('resample', () => {
   });
 
   it('upsamples to 16 kHz without images, and keeps a rate unchanged', () => {
-    const source = tone(1000, 8000, 500);
+    const source = tone(1000, 500, { rate: 8000, amplitude: 10_000 });
     const up = resample(source, 8000, 16_000);
     expect(up).toHaveLength(8000);
-    expect(powerShare(up.subarray(400, 7600), 16_000, 1000)).toBeGreaterThan(0.99);
-    expect(powerShare(up.subarray(400, 7600), 16_000, 7000)).toBeLessThan(1e-6);
+    expect(toneShare(up.subarray(400, 7600), 16_000, 1000)).toBeGreaterThan(0.99);
+    expect(toneShare(up.subarray(400, 7600), 16_000, 7000)).toBeLessThan(1e-6);
     expect(resample(source, 8000, 8000)).toEqual(source);
     expect(() => resample(source, 0, 8000)).toThrow(RangeError);
   });
@@ -215,7 +189,7 @@ describe('UtteranceDetector', () => {
     for (const { utterance } of utterances) expect(utterance?.length).toBeLessThanOrEqual(1.5 * PHONE_RATE);
 
     // A steady voice of 4 s comes back whole, in pieces: 1.5 s, 1.5 s and the rest.
-    const hum = join(silence(1000), tone(180, PHONE_RATE, 4000, 5000), silence(1000));
+    const hum = join(silence(1000), tone(180, 4000, { rate: PHONE_RATE, amplitude: 5000 }), silence(1000));
     const pieces = feed(new UtteranceDetector({ maxUtteranceMs: 1500 }), hum).flatMap((e) =>
       e.utterance ? [e.utterance.length] : [],
     );
@@ -237,7 +211,7 @@ describe('UtteranceDetector', () => {
     expect(feed(new UtteranceDetector(), hiss(450))).toEqual([]); // -42 dBFS, a noisy line
 
     const detector = new UtteranceDetector();
-    feed(detector, join(silence(400), tone(200, PHONE_RATE, 500, 6000)));
+    feed(detector, join(silence(400), tone(200, 500, { rate: PHONE_RATE, amplitude: 6000 })));
     expect(detector.inUtterance).toBe(true);
     const rest = detector.flush();
     expect(rest?.length).toBeGreaterThanOrEqual(0.5 * PHONE_RATE);
@@ -277,7 +251,9 @@ describe('transcribe', () => {
 
   it('returns nothing for silence without running pocketsphinx, and names it when it times out', async () => {
     expect(await transcribe(silence(1000))).toBe('');
-    const failure = await transcribe(tone(300, PHONE_RATE, 500), { timeoutMs: 1 }).catch((e: unknown) => e);
+    const failure = await transcribe(tone(300, 500, { rate: PHONE_RATE, amplitude: 10_000 }), {
+      timeoutMs: 1,
+    }).catch((e: unknown) => e);
     expect(failure).toMatchObject({ tool: 'pocketsphinx_continuous', reason: 'timeout' });
     expect(String(failure)).toMatch(/pocketsphinx_continuous: no result within 1 ms/);
   });

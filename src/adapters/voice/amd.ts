@@ -38,7 +38,7 @@ const DEFAULTS: Required<AmdOptions> = {
 };
 
 /** Power of one frequency in a frame (Goertzel), relative to the frame's total power (0 to 1). */
-function toneShare(frame: Int16Array, sampleRate: number, frequency: number): number {
+export function toneShare(frame: Int16Array, sampleRate: number, frequency: number): number {
   const k = 2 * Math.cos((2 * Math.PI * frequency) / sampleRate);
   let s1 = 0;
   let s2 = 0;

@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import { endianness } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { aLawToLinear, encodeALawInto, encodeMuLawInto, muLawToLinear } from './g711.js';
+import { wavHeader } from './wav.js';
 
 /**
  * The media path of an answered SIP call: G.711 audio over RTP (RFC 3550, with the audio profile
@@ -342,7 +343,7 @@ class WavRecorder {
   ): Promise<WavRecorder> {
     const file = await open(path, 'w');
     try {
-      await file.write(wavHeader(0), 0, 44, 0);
+      await file.write(wavHeader(0, 2, SAMPLE_RATE), 0, 44, 0);
     } catch (error) {
       await file.close();
       throw error;
@@ -389,7 +390,7 @@ class WavRecorder {
     this.flush();
     await this.writes;
     try {
-      await this.file.write(wavHeader(this.written), 0, 44, 0);
+      await this.file.write(wavHeader(this.written, 2, SAMPLE_RATE), 0, 44, 0);
     } catch (error) {
       this.fail(error);
     }
@@ -406,24 +407,6 @@ class WavRecorder {
 function newChunk(): Chunk {
   const bytes = Buffer.allocUnsafe(CHUNK_SAMPLES * 2);
   return { bytes, samples: new Int16Array(bytes.buffer, bytes.byteOffset, CHUNK_SAMPLES) };
-}
-
-function wavHeader(dataBytes: number): Buffer {
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + dataBytes, 4);
-  header.write('WAVE', 8, 'ascii');
-  header.write('fmt ', 12, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(2, 22); // stereo: left sent, right received
-  header.writeUInt32LE(SAMPLE_RATE, 24);
-  header.writeUInt32LE(SAMPLE_RATE * 4, 28);
-  header.writeUInt16LE(4, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(dataBytes, 40);
-  return header;
 }
 
 function bind(address: string, port: number): Promise<dgram.Socket> {

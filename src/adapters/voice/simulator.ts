@@ -10,6 +10,7 @@ import type {
   VoiceProvider,
 } from '../../ports.js';
 import { systemClock } from '../../ports.js';
+import { publishOnce } from './publish-once.js';
 import { conversation, simulatedOutcome, VOICEMAIL_TRANSCRIPT } from './simulator-script.js';
 import { synthesizeConversationWav } from './wav.js';
 
@@ -124,27 +125,10 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       .sort((a, b) => a.at.getTime() - b.at.getTime());
   }
 
-  /**
-   * Writes the dial's record; false when the call id was dialed before (by any process). The
-   * record is written whole to a private file, then published under its name with link(), which
-   * fails if the name exists: so a record is either complete or absent, even if the process is
-   * killed halfway (a plain exclusive create could leave an empty record behind).
-   */
+  /** Writes the dial's record; false when the call id was dialed before (by any process). */
   private record(request: DialRequest, at: Date): boolean {
-    const dir = this.options.dialsDir as string;
-    fs.mkdirSync(dir, { recursive: true });
     const line: SimulatedDial = { callId: request.callId, to: request.to, attempt: request.attempt, at };
-    const draft = path.join(dir, `${request.callId}.${process.pid}.${Date.now()}.tmp`);
-    fs.writeFileSync(draft, JSON.stringify(line));
-    try {
-      fs.linkSync(draft, path.join(dir, `${request.callId}.json`));
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw error;
-    } finally {
-      fs.rmSync(draft, { force: true });
-    }
+    return publishOnce(this.options.dialsDir as string, `${request.callId}.json`, JSON.stringify(line));
   }
 
   private recorded(callId: string): { at: Date } | null {

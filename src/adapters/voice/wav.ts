@@ -33,8 +33,8 @@ export function synthesizeConversationWav(turns: TranscriptEntry[], durationSeco
   return encodeWav(pcm);
 }
 
-function encodeWav(pcm: Int16Array): Buffer {
-  const dataBytes = pcm.length * 2;
+/** The 44-byte header of a 16-bit PCM WAV file holding `dataBytes` of samples. */
+export function wavHeader(dataBytes: number, channels: number, sampleRate: number): Buffer {
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'ascii');
   header.writeUInt32LE(36 + dataBytes, 4);
@@ -42,12 +42,20 @@ function encodeWav(pcm: Int16Array): Buffer {
   header.write('fmt ', 12, 'ascii');
   header.writeUInt32LE(16, 16);
   header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(SAMPLE_RATE, 24);
-  header.writeUInt32LE(SAMPLE_RATE * 2, 28);
-  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(channels, 22);
+  header.writeUInt32LE(sampleRate, 24);
+  header.writeUInt32LE(sampleRate * 2 * channels, 28);
+  header.writeUInt16LE(2 * channels, 32);
   header.writeUInt16LE(16, 34);
   header.write('data', 36, 'ascii');
   header.writeUInt32LE(dataBytes, 40);
-  return Buffer.concat([header, Buffer.from(pcm.buffer, pcm.byteOffset, dataBytes)]);
+  return header;
+}
+
+function encodeWav(pcm: Int16Array): Buffer {
+  const dataBytes = pcm.length * 2;
+  return Buffer.concat([
+    wavHeader(dataBytes, 1, SAMPLE_RATE),
+    Buffer.from(pcm.buffer, pcm.byteOffset, dataBytes),
+  ]);
 }

@@ -12,6 +12,7 @@ import type {
 } from '../../../ports.js';
 import { type AmdVerdict, detectAnsweringMachine } from '../amd.js';
 import type { ConversationEngine, ConversationSession } from '../conversation.js';
+import { publishOnce } from '../publish-once.js';
 import { RtpSession } from '../rtp.js';
 import { parseSdpAnswer } from './message.js';
 import { TrunkGate } from './trunk-gate.js';
@@ -479,20 +480,9 @@ export class SipVoiceProvider implements VoiceProvider {
     return path.join(this.recordingsDir, `${callId}.wav`);
   }
 
-  /** Publishes the dial record whole with link(); false when one exists (the call was dialed). */
+  /** Publishes the dial record; false when one exists (the call was dialed). */
   private record(record: DialRecord): boolean {
-    fs.mkdirSync(this.dialsDir, { recursive: true });
-    const draft = path.join(this.dialsDir, `${record.callId}.${process.pid}.${Date.now()}.tmp`);
-    fs.writeFileSync(draft, JSON.stringify(record));
-    try {
-      fs.linkSync(draft, this.recordFile(record.callId));
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw error;
-    } finally {
-      fs.rmSync(draft, { force: true });
-    }
+    return publishOnce(this.dialsDir, `${record.callId}.json`, JSON.stringify(record));
   }
 
   /** Adds the call's end to its record (replaced whole by rename), for a lookup after a crash. */
