@@ -17,6 +17,7 @@ export const EXPORT_COLUMNS = [
   'attempts',
   'callId',
   'duration',
+  'sipStatusCode',
   'endedAt',
   'summary',
   'intent',
@@ -39,6 +40,7 @@ interface ExportRow {
   call_id: string | null;
   call_status: string | null;
   duration: number | null;
+  sip_code: number | null;
   ended_at: Date | null;
   summary: string | null;
   metric_json: Record<string, unknown> | null;
@@ -87,7 +89,7 @@ export class BatchExport {
       const rows = (
         await sql<ExportRow>`
           select bc.seq, bc.phone_number, bc.contact_id, ct.name, ct.email, ct.company, bc.state, bc.outcome,
-                 bc.attempts, bc.call_id, c.status as call_status, c.duration, c.ended_at, c.summary, c.metric_json
+                 bc.attempts, bc.call_id, c.status as call_status, c.duration, c.sip_code, c.ended_at, c.summary, c.metric_json
           from batch_contacts bc
           join contacts ct on ct.id = bc.contact_id
           left join calls c on c.id = bc.call_id
@@ -111,6 +113,7 @@ export class BatchExport {
           row.attempts,
           row.call_id,
           row.duration,
+          row.sip_code,
           row.ended_at?.toISOString() ?? null,
           row.summary,
           metrics.intent,

@@ -39,7 +39,7 @@ describe('batch export', () => {
       const rows = parseCsv(res.body);
       // Done once every answered call also has its summary.
       return rows.length === 4 &&
-        rows.slice(1).filter((r) => r[6] === 'done' && (r[12] || r[7] === 'BUSY')).length === 3
+        rows.slice(1).filter((r) => r[6] === 'done' && (r[13] || r[7] === 'BUSY')).length === 3
         ? true
         : undefined;
     }, 15_000);
@@ -64,6 +64,7 @@ describe('batch export', () => {
       'attempts',
       'callId',
       'duration',
+      'sipStatusCode',
       'endedAt',
       'summary',
       'intent',
@@ -79,12 +80,13 @@ describe('batch export', () => {
     expect(rows[1]?.[4]).toBe('b@example.com');
     const answered = rows[0] ?? [];
     expect(answered.slice(6, 10)).toEqual(['done', 'COMPLETED', '1', expect.stringMatching(/^call_/)]);
-    expect(answered[12]).toMatch(/\S/);
-    expect(['interested', 'not_interested', 'callback_requested']).toContain(answered[13]);
-    expect(JSON.parse(answered[17] ?? '{}')).toMatchObject({ intent: answered[13] });
+    expect(answered[11]).toBe(''); // simulated: no SIP code
+    expect(answered[13]).toMatch(/\S/);
+    expect(['interested', 'not_interested', 'callback_requested']).toContain(answered[14]);
+    expect(JSON.parse(answered[18] ?? '{}')).toMatchObject({ intent: answered[14] });
     const busy = rows[2] ?? [];
     expect(busy.slice(6, 9)).toEqual(['done', 'BUSY', '1']);
-    expect(busy[12]).toBe('');
+    expect(busy[13]).toBe('');
   });
 
   it("refuses another user's batch, an unknown one, an unknown format and a missing key", async () => {

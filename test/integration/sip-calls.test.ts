@@ -140,10 +140,13 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
       .filter((turn) => turn.role === 'user')
       .map((turn) => turn.content)
       .join(' ');
-    // pocketsphinx's 16 kHz model on 8 kHz phone audio is weak, but it keeps the sentence's key
-    // words (espeak-ng's "yes I am interested please call me tomorrow" comes back as "yes i know it
-    // listed at least only tomorrow").
-    expect(heard).toContain('tomorrow');
+    // pocketsphinx's 16 kHz model on 8 kHz phone audio is weak, but the sentence's words come
+    // through: "yes i know it listed at least only tomorrow" here, "yes i did leave told me to low
+    // if" on a loaded machine. So: its first word, and at least three of its eight words.
+    const sentence = ['yes', 'i', 'am', 'interested', 'please', 'call', 'me', 'tomorrow'];
+    const words = heard.split(/\s+/);
+    expect(words).toContain('yes');
+    expect(sentence.filter((word) => words.includes(word)).length).toBeGreaterThanOrEqual(3);
     expect(turns.at(-1)).toEqual({ role: 'assistant', content: 'Thank you for your time. Goodbye.' });
     expect(await far.done).toBe(0);
 
@@ -225,18 +228,17 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
     expect(metrics.body).toMatch(/outdial_sip_final_responses_total\{trunk="trk_[^"]+",code="503"\} 1/);
   }, 40_000);
 
-  it('dials a batch of 20 through one trunk at 5 calls a second, never above its 4-call cap', async () => {
-    const far = await carrier('batch', 20);
-    const agentId = await trunkAgent(far.port, { maxConcurrentCalls: 4 });
-    const contacts = Array.from({ length: 20 }, (_, i) => ({
-      phoneNumber: `+1415555${String(300 + i).padStart(4, '0')}`,
-      name: `Contact ${i}`,
-    }));
+  /** Submits a batch for the agent and waits until it completes; returns its id and statistics. */
+  async function runBatch(
+    agentId: string,
+    contacts: Array<{ phoneNumber: string; name: string }>,
+    rate: number,
+  ) {
     const created = await t.request({
       method: 'POST',
       url: '/api/v1/batch',
       key: account.key,
-      payload: { agentId, userId: account.userId, contacts, options: { maxCallsPerSecond: 5 } },
+      payload: { agentId, userId: account.userId, contacts, options: { maxCallsPerSecond: rate } },
     });
     expect(created.statusCode).toBe(202);
     const batchId = created.json().batchId as string;
@@ -252,24 +254,68 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
       60_000,
       250,
     );
-    expect(done.statistics).toMatchObject({ total: 20, processed: 20, succeeded: 20 });
-    expect(await far.done).toBe(0);
+    return { batchId, statistics: done.statistics };
+  }
 
-    // From the carrier's own message log: calls up at once, and INVITEs a second.
-    const calls = callsInLog(fs.readFileSync(far.log, 'utf8'));
-    expect(calls.size).toBe(20);
+  const contacts = (count: number, from: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      phoneNumber: `+1415555${String(from + i).padStart(4, '0')}`,
+      name: `Contact ${i}`,
+    }));
+
+  /** From the carrier's own message log: the most calls up at once, and INVITEs in any second. */
+  function carrierLoad(log: string) {
+    const calls = callsInLog(fs.readFileSync(log, 'utf8'));
     const spans = [...calls.values()];
-    const peak = Math.max(
-      ...spans.map((span) => spans.filter((o) => o.start <= span.start && span.start < o.end).length),
-    );
-    expect(peak).toBeLessThanOrEqual(4);
-    expect(peak).toBeGreaterThanOrEqual(3);
-    expect(
-      maxInWindow(
+    return {
+      calls: calls.size,
+      peak: Math.max(
+        ...spans.map((span) => spans.filter((o) => o.start <= span.start && span.start < o.end).length),
+      ),
+      invitesPerSecond: maxInWindow(
         spans.map((span) => span.start),
         1000,
       ),
-    ).toBeLessThanOrEqual(5);
+    };
+  }
+
+  it('dials a batch of 20 through one trunk at 5 calls a second, never above its 4-call cap', async () => {
+    const far = await carrier('batch', 20);
+    const agentId = await trunkAgent(far.port, { maxConcurrentCalls: 4 });
+    const { batchId, statistics } = await runBatch(agentId, contacts(20, 300), 5);
+    expect(statistics).toMatchObject({ total: 20, processed: 20, succeeded: 20 });
+    expect(await far.done).toBe(0);
+    const load = carrierLoad(far.log);
+    expect(load.calls).toBe(20);
+    expect(load.peak).toBeLessThanOrEqual(4);
+    expect(load.peak).toBeGreaterThanOrEqual(3);
+    expect(load.invitesPerSecond).toBeLessThanOrEqual(5);
+    // The export carries each call's SIP code.
+    const exported = await t.request({
+      method: 'GET',
+      url: `/api/v1/batch/${batchId}/export`,
+      key: account.key,
+    });
+    const lines = exported.body.trim().split('\r\n');
+    const codeAt = (lines[0] ?? '').split(',').indexOf('sipStatusCode');
+    expect(lines.slice(1).map((line) => line.split(',')[codeAt])).toEqual(Array(20).fill('200'));
+  }, 90_000);
+
+  it("holds the trunk's caps across two batches that could go faster together", async () => {
+    const far = await carrier('batch', 12);
+    const agentId = await trunkAgent(far.port, { maxCallsPerSecond: 3, maxConcurrentCalls: 3 });
+    // Each batch may dial 10 a second; the trunk allows 3 a second and 3 at once in all.
+    const [first, second] = await Promise.all([
+      runBatch(agentId, contacts(6, 400), 10),
+      runBatch(agentId, contacts(6, 500), 10),
+    ]);
+    expect(first.statistics).toMatchObject({ processed: 6, succeeded: 6 });
+    expect(second.statistics).toMatchObject({ processed: 6, succeeded: 6 });
+    expect(await far.done).toBe(0);
+    const load = carrierLoad(far.log);
+    expect(load.calls).toBe(12);
+    expect(load.peak).toBeLessThanOrEqual(3);
+    expect(load.invitesPerSecond).toBeLessThanOrEqual(3);
   }, 90_000);
 });
 

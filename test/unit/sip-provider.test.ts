@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { OfflineConversationEngine } from '../../src/adapters/voice/conversation.js';
 import { SipVoiceProvider } from '../../src/adapters/voice/sip/provider.js';
 import type { CallEndedEvent, DialRequest } from '../../src/ports.js';
+import { startSipp } from '../helpers/sipp.js';
 
 const request = (callId: string): DialRequest => ({
   callId,
@@ -28,7 +29,7 @@ describe('SIP provider dial records', () => {
     for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  function provider() {
+  function provider(trunkPort?: number) {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-sip-'));
     dirs.push(dataDir);
     const sip = new SipVoiceProvider({
@@ -40,7 +41,19 @@ describe('SIP provider dial records', () => {
       ringTimeoutMs: 1000,
       maxCallMs: 10_000,
       amd: true,
-      trunk: async () => null,
+      trunk: async (id) =>
+        trunkPort
+          ? {
+              id,
+              host: '127.0.0.1',
+              port: trunkPort,
+              username: null,
+              password: null,
+              fromNumber: '+14155550100',
+              maxCallsPerSecond: null,
+              maxConcurrentCalls: null,
+            }
+          : null,
       engine: new OfflineConversationEngine(),
     });
     const ended: CallEndedEvent[] = [];
@@ -97,5 +110,24 @@ describe('SIP provider dial records', () => {
     const { sip } = provider();
     await sip.close();
     await expect(sip.dial(request('call_late'))).rejects.toThrow('closing');
+  });
+
+  it('places a call through the trunk, and clears week-old dial records once it runs', async () => {
+    const far = await startSipp('busy', { timeoutSeconds: 10 });
+    const { sip, ended, dials } = provider(far.port);
+    fs.mkdirSync(dials, { recursive: true });
+    const old = path.join(dials, 'call_old.json');
+    fs.writeFileSync(old, '{}');
+    const weekAgo = new Date(Date.now() - 8 * 24 * 60 * 60 * 1000);
+    fs.utimesSync(old, weekAgo, weekAgo);
+    await sip.dial(request('call_busy'));
+    await expect.poll(() => ended.length, { timeout: 5000 }).toBe(1);
+    expect(ended[0]).toMatchObject({ callId: 'call_busy', status: 'BUSY', sipCode: 486, duration: 0 });
+    expect(await far.done).toBe(0);
+    await expect.poll(() => fs.existsSync(old)).toBe(false);
+    expect(fs.existsSync(path.join(dials, 'call_busy.json'))).toBe(true);
+    // Nothing was recorded for a call nobody answered.
+    expect(await sip.recording({ id: 'call_busy' })).toBeNull();
+    await sip.close();
   });
 });

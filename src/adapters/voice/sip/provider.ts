@@ -14,6 +14,7 @@ import { type AmdVerdict, detectAnsweringMachine } from '../amd.js';
 import type { ConversationEngine, ConversationSession } from '../conversation.js';
 import { publishOnce } from '../publish-once.js';
 import { RtpSession } from '../rtp.js';
+import { speechToolsAvailable } from '../speech.js';
 import { parseSdpAnswer } from './message.js';
 import { TrunkGate } from './trunk-gate.js';
 import { type SipOutcome, SipUserAgent } from './uac.js';
@@ -86,6 +87,9 @@ type Attempt = { kind: 'capacity'; code: number } | { kind: 'final'; event: Call
 /** A dial record whose owner touched it within this long is a call still up in some process. */
 const HEARTBEAT_MS = 10_000;
 const STALE_MS = 3 * HEARTBEAT_MS;
+/** Dial records are kept this long, and looked over this often. */
+const RECORD_KEEP_MS = 7 * 24 * 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 6 * 60 * 60 * 1000;
 /** How long a stop waits for calls to hang up and report their ends. */
 const CLOSE_WAIT_MS = 5000;
 
@@ -110,6 +114,7 @@ export class SipVoiceProvider implements VoiceProvider {
   private readonly dialsDir: string;
   private readonly recordingsDir: string;
   private closing = false;
+  private pruner: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: SipProviderOptions) {
     this.dialsDir = path.join(options.dataDir, 'sip', 'dials');
@@ -193,6 +198,7 @@ export class SipVoiceProvider implements VoiceProvider {
   /** Hangs up (or cancels) every call of this process and reports their ends. */
   async close(): Promise<void> {
     this.closing = true;
+    if (this.pruner) clearInterval(this.pruner);
     for (const gate of this.gates.values()) gate.close();
     for (const call of this.calls.values()) call.stop.abort();
     // Hang-ups are quick unless a far end stops answering; a stop never waits on it for long.
@@ -463,6 +469,18 @@ export class SipVoiceProvider implements VoiceProvider {
         { port: ua.port, address: this.options.publicAddress },
         'SIP user agent listening',
       );
+      if (this.options.engine.name === 'offline') {
+        const tools = speechToolsAvailable();
+        if (tools.missing.length > 0) {
+          this.options.logger?.warn(
+            { missing: tools.missing },
+            'the offline conversation engine needs espeak-ng, pocketsphinx and pocketsphinx-en-us: answered calls will fail until they are installed',
+          );
+        }
+      }
+      void this.prune();
+      this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
+      this.pruner.unref();
       return ua;
     })();
     // A failed start (the port is taken) is tried again at the next call, not cached.
@@ -470,6 +488,25 @@ export class SipVoiceProvider implements VoiceProvider {
       this.userAgent = null;
     });
     return this.userAgent;
+  }
+
+  /**
+   * Deletes dial records older than a week: they matter only while a call can be ONGOING, and no
+   * call lasts that long. Recordings are the user's data and are kept.
+   */
+  private async prune(): Promise<void> {
+    const cutoff = Date.now() - RECORD_KEEP_MS;
+    let names: string[];
+    try {
+      names = await fs.promises.readdir(this.dialsDir);
+    } catch {
+      return; // no records yet
+    }
+    for (const name of names) {
+      const file = path.join(this.dialsDir, name);
+      const stat = await fs.promises.stat(file).catch(() => null);
+      if (stat && stat.mtimeMs < cutoff) await fs.promises.rm(file, { force: true });
+    }
   }
 
   private recordFile(callId: string): string {
