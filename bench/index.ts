@@ -1,11 +1,12 @@
 import { benchDispatch } from './dispatch.js';
 import { benchIngest } from './ingest.js';
+import { benchMedia } from './media.js';
 import { benchReads } from './reads.js';
 import { benchWebhooks } from './webhooks.js';
 
 /**
  * `npm run bench [scenario...]`: ingest-postgres, ingest-pglite, dispatch-postgres, dispatch-pglite,
- * webhooks-postgres, webhooks-pglite, reads-postgres, reads-pglite
+ * webhooks-postgres, webhooks-pglite, reads-postgres, reads-pglite, media
  * (all by default). Each scenario prints its measurements beside its baseline, as ratios.
  */
 const scenarios: Record<string, () => Promise<void>> = {
@@ -17,6 +18,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   'webhooks-pglite': () => benchWebhooks('pglite'),
   'reads-postgres': () => benchReads('postgres'),
   'reads-pglite': () => benchReads('pglite'),
+  media: () => benchMedia(),
 };
 
 const wanted = process.argv.slice(2);

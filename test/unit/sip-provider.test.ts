@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { OfflineConversationEngine } from '../../src/adapters/voice/conversation.js';
 import { SipVoiceProvider } from '../../src/adapters/voice/sip/provider.js';
 import type { CallEndedEvent, DialRequest } from '../../src/ports.js';
+import { freePort } from '../helpers/process.js';
 import { startSipp } from '../helpers/sipp.js';
 
 const request = (callId: string): DialRequest => ({
@@ -29,7 +30,7 @@ describe('SIP provider dial records', () => {
     for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  function provider(trunkPort?: number) {
+  function provider(trunkPort?: number, maxConcurrentCalls: number | null = null) {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-sip-'));
     dirs.push(dataDir);
     const sip = new SipVoiceProvider({
@@ -51,7 +52,7 @@ describe('SIP provider dial records', () => {
               password: null,
               fromNumber: '+14155550100',
               maxCallsPerSecond: null,
-              maxConcurrentCalls: null,
+              maxConcurrentCalls,
             }
           : null,
       engine: new OfflineConversationEngine(),
@@ -129,5 +130,16 @@ describe('SIP provider dial records', () => {
     // Nothing was recorded for a call nobody answered.
     expect(await sip.recording({ id: 'call_busy' })).toBeNull();
     await sip.close();
+  });
+
+  it('on a stop, gives back a call still waiting for its trunk: no end, no record, dialed at the next start', async () => {
+    // A trunk that never answers, one call at a time: the first INVITE is out, the second waits.
+    const { sip, ended } = provider(await freePort(), 1);
+    await sip.dial(request('call_first'));
+    await sip.dial(request('call_waiting'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sip.close();
+    expect(ended.map((event) => event.callId)).toEqual(['call_first']);
+    expect(await sip.lookup(request('call_waiting'), new Date())).toEqual({ known: false, ended: null });
   });
 });

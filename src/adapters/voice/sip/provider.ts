@@ -32,6 +32,13 @@ export function publicAddressFor(bindAddress: string): string {
   return '127.0.0.1';
 }
 
+/** The provider stopped before any carrier accepted the call. */
+class NotSent extends Error {
+  constructor() {
+    super('stopped before the call was placed');
+  }
+}
+
 /** A trunk as the provider needs it: where to send INVITEs, as whom, and its caps. */
 export interface SipTrunk {
   id: string;
@@ -223,6 +230,14 @@ export class SipVoiceProvider implements VoiceProvider {
     try {
       ended = await this.place(request, trunkId, signal);
     } catch (error) {
+      if (error instanceof NotSent) {
+        // A stop before the carrier took the call: the record goes, the call stays ONGOING, and
+        // reconciliation at the next start finds no record and dials it then. Nothing is lost.
+        clearInterval(heartbeat);
+        fs.rmSync(this.recordFile(request.callId), { force: true });
+        this.calls.delete(request.callId);
+        return;
+      }
       this.options.logger?.error({ err: error, callId: request.callId }, 'a SIP call failed');
       ended = {
         callId: request.callId,
@@ -254,7 +269,11 @@ export class SipVoiceProvider implements VoiceProvider {
     const retries = this.options.capacityRetries ?? 5;
     for (let tries = 1; ; tries++) {
       this.reportLoad(trunk.id, gate);
-      await gate.acquire(signal);
+      try {
+        await gate.acquire(signal);
+      } catch {
+        throw new NotSent(); // stopped while waiting for the trunk: nothing reached the carrier
+      }
       this.reportLoad(trunk.id, gate);
       let result: Attempt;
       try {
@@ -272,7 +291,8 @@ export class SipVoiceProvider implements VoiceProvider {
         { callId: request.callId, trunkId, code: result.code, tries },
         'the carrier is full; the call waits and the trunk slows down',
       );
-      if (tries > retries || signal.aborted) {
+      if (signal.aborted) throw new NotSent(); // only refusals so far: it can be placed again later
+      if (tries > retries) {
         return {
           callId: request.callId,
           status: 'FAILED',
@@ -341,6 +361,8 @@ export class SipVoiceProvider implements VoiceProvider {
       const media = parseSdpAnswer(sip.answerSdp);
       const up = new AbortController();
       const end = () => up.abort();
+      // Once the call is over, speech still queued is dropped, so the engine sees it at once.
+      up.signal.addEventListener('abort', () => rtp.stopPlayback(), { once: true });
       signal.addEventListener('abort', end, { once: true });
       void sip.ended.then(end);
       const limit = setTimeout(end, this.options.maxCallMs);
