@@ -40,6 +40,8 @@ export interface CallDetail {
   summary: string | null;
   metricJson: Record<string, unknown> | null;
   analysisStatus: string | null;
+  /** The carrier's final SIP answer, for calls through a SIP trunk. */
+  sipCode: number | null;
 }
 
 /** Reads the dashboard needs beyond the public API's, each scoped to the signed-in user. */
@@ -118,6 +120,7 @@ export class DashboardReads {
         'calls.summary',
         'calls.metric_json',
         'calls.analysis_status',
+        'calls.sip_code',
         'contacts.name as contact_name',
         'agents.name as agent_name',
       ])
@@ -142,6 +145,7 @@ export class DashboardReads {
       summary: row.summary,
       metricJson: row.metric_json,
       analysisStatus: row.analysis_status,
+      sipCode: row.sip_code,
     };
   }
 }

@@ -180,8 +180,11 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
 
   it('maps busy, not found and an unanswered ring (cancelled) to their outcomes', async () => {
     const busy = await carrier('busy');
-    const busyCall = await ended(await dial(await trunkAgent(busy.port), '+14155550125'));
+    const busyId = await dial(await trunkAgent(busy.port), '+14155550125');
+    const busyCall = await ended(busyId);
     expect(busyCall).toMatchObject({ status: 'BUSY', sipStatusCode: 486, duration: 0, recordingUrl: null });
+    // The dashboard's call page shows the same answer.
+    expect((await t.runtime.services.dashboard.call(account.userId, busyId)).sipCode).toBe(486);
     expect(await busy.done).toBe(0);
 
     const missing = await carrier('not-found');

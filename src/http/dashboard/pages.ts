@@ -410,6 +410,7 @@ function callPage(call: Awaited<ReturnType<DashboardReads['call']>>, recording: 
       <div><dt>Agent</dt><dd>${call.agentName}</dd></div>
       <div><dt>Attempt</dt><dd>${call.attempt}</dd></div>
       <div><dt>Duration</dt><dd>${formatDuration(call.duration)}</dd></div>
+      ${call.sipCode === null ? '' : html`<div><dt>SIP answer</dt><dd>${call.sipCode}</dd></div>`}
     </dl>
     <section aria-labelledby="timeline-title"><h2 id="timeline-title">Timeline</h2>
       <ol class="timeline">
