@@ -50,6 +50,8 @@ export interface DialRequest {
   attempt: number;
   agent: DialAgent;
   contact: { id: string; name: string };
+  /** The provider recorded on the call, when it was placed already (reconciliation asks that one). */
+  provider?: string;
 }
 
 /** What a provider tells us when a call ends. */

@@ -534,6 +534,7 @@ export class CallService {
         'calls.created_at',
         'calls.user_id',
         'calls.batch_id',
+        'calls.provider',
         'agents.id as agent_id',
         'agents.name as agent_name',
         'agents.basic_details',
@@ -559,6 +560,7 @@ export class CallService {
           sip_trunk_id: row.sip_trunk_id,
         }),
         contact: { id: row.contact_id, name: row.contact_name },
+        provider: row.provider,
       };
       let state: Awaited<ReturnType<VoiceProvider['lookup']>>;
       try {

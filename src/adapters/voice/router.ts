@@ -34,8 +34,11 @@ export class RoutingVoiceProvider implements VoiceProvider {
     this.sip.onCallEnded(handler);
   }
 
+  /** Asked of the provider recorded on the call: the agent's trunk may have changed since. */
   lookup(request: DialRequest, dialedAt: Date): Promise<ProviderCallState> {
-    return this.route(request).lookup(request, dialedAt);
+    const recorded = request.provider;
+    const provider = recorded ? (recorded === this.sip.name ? this.sip : this.fallback) : this.route(request);
+    return provider.lookup(request, dialedAt);
   }
 
   recording(call: {
