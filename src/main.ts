@@ -9,6 +9,7 @@ import { MemoryLiveCache } from './adapters/memory/live-cache.js';
 import { MemoryRateLimiter } from './adapters/memory/rate-limiter.js';
 import { type DatabaseHandle, openDatabase } from './adapters/postgres/database.js';
 import { migrate } from './adapters/postgres/migrate.js';
+import { RedisLeases } from './adapters/redis/leases.js';
 import { RedisLiveCache } from './adapters/redis/live-cache.js';
 import { RedisRateLimiter } from './adapters/redis/rate-limiter.js';
 import { loadConversationEngine } from './adapters/voice/conversation.js';
@@ -118,6 +119,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     const cacheKind =
       cache instanceof RedisLiveCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
     const clock = overrides.clock ?? systemClock;
+    const limiter =
+      overrides.limiter ??
+      (cache instanceof RedisLiveCache ? new RedisRateLimiter(cache.redis) : new MemoryRateLimiter(clock));
     const metrics = new Metrics({ processMetrics: true });
     const fallback =
       overrides.provider ??
@@ -142,6 +146,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       amd: config.amd,
       trunk: async (trunkId) => (trunks ? trunks.forDialing(trunkId) : null),
       engine: await loadConversationEngine(config.conversationEngine),
+      // Several processes share one Redis: each trunk's caps are then held across all of them.
+      ...(cache instanceof RedisLiveCache
+        ? { shared: { leases: new RedisLeases(cache.redis), limiter } }
+        : {}),
       logger,
       onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
       onTrunkLoad: (trunk, up, waiting) => {
@@ -151,10 +159,6 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     });
     const provider = new RoutingVoiceProvider(fallback, sip);
     opened.unshift(() => provider.close());
-
-    const limiter =
-      overrides.limiter ??
-      (cache instanceof RedisLiveCache ? new RedisRateLimiter(cache.redis) : new MemoryRateLimiter(clock));
 
     const deps: Deps = {
       config,

@@ -125,3 +125,14 @@ export interface RateLimiter {
   admit(key: string, ratePerSecond: number, windowMs: number, member: string): Promise<number>;
   close(): Promise<void>;
 }
+
+/**
+ * Places shared by every process (Redis): at most `limit` members of a key hold one at a time.
+ * A lease runs out after `leaseMs` unless its member acquires again (a renewal), so a process that
+ * dies gives its places back.
+ */
+export interface Leases {
+  /** Takes, or renews, a place for `member`; false when all `limit` places are held by others. */
+  acquire(key: string, limit: number, member: string, leaseMs: number): Promise<boolean>;
+  release(key: string, member: string): Promise<void>;
+}

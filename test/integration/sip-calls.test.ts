@@ -4,8 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, eventually, startTestApp, type TestApp } from '../helpers/app.js';
-import { maxInWindow } from '../helpers/rate.js';
-import { startSipp } from '../helpers/sipp.js';
+import { carrierLoad, startSipp } from '../helpers/sipp.js';
 
 /**
  * Real calls end to end: an agent with a SIP trunk, the service's SIP provider, and sipp (Debian's
@@ -268,22 +267,6 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
       name: `Contact ${i}`,
     }));
 
-  /** From the carrier's own message log: the most calls up at once, and INVITEs in any second. */
-  function carrierLoad(log: string) {
-    const calls = callsInLog(fs.readFileSync(log, 'utf8'));
-    const spans = [...calls.values()];
-    return {
-      calls: calls.size,
-      peak: Math.max(
-        ...spans.map((span) => spans.filter((o) => o.start <= span.start && span.start < o.end).length),
-      ),
-      invitesPerSecond: maxInWindow(
-        spans.map((span) => span.start),
-        1000,
-      ),
-    };
-  }
-
   it('dials a batch of 20 through one trunk at 5 calls a second, never above its 4-call cap', async () => {
     const far = await carrier('batch', 20);
     const agentId = await trunkAgent(far.port, { maxConcurrentCalls: 4 });
@@ -334,25 +317,4 @@ function channelEnergy(wav: Buffer): { left: number; right: number } {
     right += Math.abs(wav.readInt16LE(46 + i * 4));
   }
   return { left: left / frames, right: right / frames };
-}
-
-/**
- * Per Call-ID, when the INVITE arrived and when the call ended (its BYE), in ms, from sipp's
- * message log, where each message follows a line with its date and time.
- */
-function callsInLog(log: string): Map<string, { start: number; end: number }> {
-  const calls = new Map<string, { start: number; end: number }>();
-  const entries = log.split(/^-{5,} (\d{4}-\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}\.\d+)/m);
-  for (let i = 1; i < entries.length; i += 2) {
-    const at = Date.parse(`${(entries[i] ?? '').replace(/\s+/, 'T').slice(0, 23)}Z`);
-    const text = entries[i + 1] ?? '';
-    const callId = /^Call-ID:\s*(\S+)/im.exec(text)?.[1];
-    if (!callId) continue;
-    const span = calls.get(callId) ?? { start: Number.POSITIVE_INFINITY, end: 0 };
-    if (/^INVITE sip:/m.test(text)) span.start = Math.min(span.start, at);
-    if (/^BYE sip:/m.test(text)) span.end = Math.max(span.end, at);
-    calls.set(callId, span);
-  }
-  for (const [id, span] of calls) if (!Number.isFinite(span.start)) calls.delete(id);
-  return calls;
 }

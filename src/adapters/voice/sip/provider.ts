@@ -6,7 +6,9 @@ import type { FinalCallStatus, TranscriptEntry } from '../../../domain/call.js';
 import type {
   CallEndedEvent,
   DialRequest,
+  Leases,
   ProviderCallState,
+  RateLimiter,
   Recording,
   VoiceProvider,
 } from '../../../ports.js';
@@ -73,6 +75,12 @@ export interface SipProviderOptions {
   capacityRetries?: number;
   trunk(trunkId: string): Promise<SipTrunk | null>;
   engine: ConversationEngine;
+  /**
+   * With several processes (Redis): the trunk caps held across all of them, as shared places
+   * (maxConcurrentCalls) and a shared start log (maxCallsPerSecond). Without it, each process
+   * holds the caps on its own calls.
+   */
+  shared?: { leases: Leases; limiter: RateLimiter };
   logger?: Logger;
   /** Every final answer to an INVITE (the metrics count them). */
   onFinalResponse?(trunkId: string, code: number): void;
@@ -97,6 +105,10 @@ const STALE_MS = 3 * HEARTBEAT_MS;
 /** Dial records are kept this long, and looked over this often. */
 const RECORD_KEEP_MS = 7 * 24 * 60 * 60 * 1000;
 const PRUNE_EVERY_MS = 6 * 60 * 60 * 1000;
+/** A shared trunk place is leased for this long and renewed every third of it while the call is up. */
+const LEASE_MS = 30_000;
+/** How often a call waiting for a shared trunk place asks again. */
+const SHARED_POLL_MS = 100;
 /** How long a stop waits for calls to hang up and report their ends. */
 const CLOSE_WAIT_MS = 5000;
 
@@ -276,9 +288,23 @@ export class SipVoiceProvider implements VoiceProvider {
       }
       this.reportLoad(trunk.id, gate);
       let result: Attempt;
+      let renew: NodeJS.Timeout | undefined;
       try {
+        if (this.options.shared)
+          renew = await this.holdShared(this.options.shared, trunk, request.callId, signal);
         result = await this.attempt(request, trunk, signal);
       } finally {
+        clearInterval(renew);
+        if (this.options.shared && trunk.maxConcurrentCalls !== null) {
+          await this.options.shared.leases
+            .release(`trunk:${trunk.id}:calls`, request.callId)
+            .catch((error: unknown) =>
+              this.options.logger?.warn(
+                { err: error, callId: request.callId },
+                'could not give back a trunk place',
+              ),
+            );
+        }
         gate.release();
         this.reportLoad(trunk.id, gate);
       }
@@ -305,6 +331,49 @@ export class SipVoiceProvider implements VoiceProvider {
         };
       }
     }
+  }
+
+  /**
+   * Waits for the trunk's caps across every process: a shared place (renewed while the call is
+   * up; the returned timer renews it) and a start in the shared log. Redis errors are waited out.
+   */
+  private async holdShared(
+    shared: { leases: Leases; limiter: RateLimiter },
+    trunk: SipTrunk,
+    callId: string,
+    signal: AbortSignal,
+  ): Promise<NodeJS.Timeout | undefined> {
+    const places = `trunk:${trunk.id}:calls`;
+    const wait = async (ms: number) => {
+      if (signal.aborted) throw new NotSent();
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      if (signal.aborted) throw new NotSent();
+    };
+    const retrying = (error: unknown) => {
+      this.options.logger?.warn({ err: error, callId }, 'shared trunk caps unavailable; waiting');
+      return false;
+    };
+    if (trunk.maxConcurrentCalls !== null) {
+      const limit = trunk.maxConcurrentCalls;
+      while (!(await shared.leases.acquire(places, limit, callId, LEASE_MS).catch(retrying)))
+        await wait(SHARED_POLL_MS);
+    }
+    if (trunk.maxCallsPerSecond !== null) {
+      for (;;) {
+        const delay = await shared.limiter
+          .admit(`trunk:${trunk.id}`, trunk.maxCallsPerSecond, 1000, callId)
+          .catch((error: unknown) => (retrying(error) ? 0 : SHARED_POLL_MS));
+        if (delay === 0) break;
+        await wait(delay);
+      }
+    }
+    if (trunk.maxConcurrentCalls === null) return undefined;
+    const limit = trunk.maxConcurrentCalls;
+    const timer = setInterval(() => {
+      shared.leases.acquire(places, limit, callId, LEASE_MS).catch(retrying);
+    }, LEASE_MS / 3);
+    timer.unref();
+    return timer;
   }
 
   /** One INVITE, and the whole call when it is answered. */
