@@ -1,67 +1,25 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OfflineConversationEngine } from '../../src/adapters/voice/conversation.js';
-import { SipVoiceProvider } from '../../src/adapters/voice/sip/provider.js';
-import type { CallEndedEvent, DialRequest } from '../../src/ports.js';
 import { freePort } from '../helpers/process.js';
+import { dialRequest, type TestSipProvider, testSipProvider } from '../helpers/sip-provider.js';
 import { startSipp } from '../helpers/sipp.js';
 
-const request = (callId: string): DialRequest => ({
-  callId,
-  to: '+14155550123',
-  attempt: 1,
-  agent: {
-    id: 'agt_1',
-    name: 'Phone agent',
-    agentName: 'Ava',
-    language: 'en-us',
-    sipTrunkId: 'trk_gone',
-    details: {},
-  },
-  contact: { id: 'cnt_1', name: 'Jordan' },
-});
+const request = (callId: string) => dialRequest(callId, 'trk_gone');
 
 /** The provider's durable dial records, without a network: the trunk lookup finds nothing. */
 describe('SIP provider dial records', () => {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  const made: TestSipProvider[] = [];
+  afterEach(async () => {
+    for (const provider of made.splice(0)) await provider.dispose();
   });
 
   function provider(trunkPort?: number, maxConcurrentCalls: number | null = null) {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-sip-'));
-    dirs.push(dataDir);
-    const sip = new SipVoiceProvider({
-      publicAddress: '127.0.0.1',
-      bindAddress: '127.0.0.1',
-      sipPort: 0,
-      rtpPorts: [44000, 44099],
-      dataDir,
+    const made1 = testSipProvider(trunkPort ? { port: trunkPort, maxConcurrentCalls } : null, {
       ringTimeoutMs: 1000,
-      maxCallMs: 10_000,
-      amd: true,
-      trunk: async (id) =>
-        trunkPort
-          ? {
-              id,
-              host: '127.0.0.1',
-              port: trunkPort,
-              username: null,
-              password: null,
-              fromNumber: '+14155550100',
-              maxCallsPerSecond: null,
-              maxConcurrentCalls,
-            }
-          : null,
-      engine: new OfflineConversationEngine(),
     });
-    const ended: CallEndedEvent[] = [];
-    sip.onCallEnded(async (event) => {
-      ended.push(event);
-    });
-    return { sip, ended, dials: path.join(dataDir, 'sip', 'dials') };
+    made.push(made1);
+    return { ...made1, dials: path.join(made1.dataDir, 'sip', 'dials') };
   }
 
   it('ends a call whose trunk is gone as FAILED, once, and remembers the end on disk', async () => {

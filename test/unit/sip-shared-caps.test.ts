@@ -5,9 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RedisLeases } from '../../src/adapters/redis/leases.js';
 import { RedisRateLimiter } from '../../src/adapters/redis/rate-limiter.js';
-import { OfflineConversationEngine } from '../../src/adapters/voice/conversation.js';
-import { SipVoiceProvider } from '../../src/adapters/voice/sip/provider.js';
-import type { CallEndedEvent, DialRequest } from '../../src/ports.js';
+import { dialRequest, type TestSipProvider, testSipProvider } from '../helpers/sip-provider.js';
 import { carrierLoad, startSipp } from '../helpers/sipp.js';
 
 const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
@@ -19,62 +17,26 @@ const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
 describe('trunk caps shared by several workers through Redis', () => {
   const prefix = `test-sip-shared-${process.pid}-${Date.now()}:`;
   const redis = new Redis(REDIS_URL, { keyPrefix: prefix });
-  const dirs: string[] = [];
+  const workers: TestSipProvider[] = [];
   afterAll(async () => {
     const plain = new Redis(REDIS_URL);
     const keys = await plain.keys(`${prefix}*`);
     if (keys.length > 0) await plain.del(...keys);
     await plain.quit();
     await redis.quit();
-    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+    for (const made of workers) await made.dispose();
   });
 
   function worker(trunkPort: number) {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-shared-'));
-    dirs.push(dataDir);
-    const ended: CallEndedEvent[] = [];
-    const sip = new SipVoiceProvider({
-      publicAddress: '127.0.0.1',
-      bindAddress: '127.0.0.1',
-      sipPort: 0,
-      rtpPorts: [44200, 44399],
-      dataDir,
-      ringTimeoutMs: 5000,
-      maxCallMs: 20_000,
-      amd: true,
-      engine: new OfflineConversationEngine(),
-      trunk: async (id) => ({
-        id,
-        host: '127.0.0.1',
-        port: trunkPort,
-        username: null,
-        password: null,
-        fromNumber: '+14155550100',
-        maxCallsPerSecond: 4,
-        maxConcurrentCalls: 2,
-      }),
-      shared: { leases: new RedisLeases(redis), limiter: new RedisRateLimiter(redis) },
-    });
-    sip.onCallEnded(async (event) => {
-      ended.push(event);
-    });
-    return { sip, ended };
+    const made = testSipProvider(
+      { port: trunkPort, maxCallsPerSecond: 4, maxConcurrentCalls: 2 },
+      { shared: { leases: new RedisLeases(redis), limiter: new RedisRateLimiter(redis) } },
+    );
+    workers.push(made);
+    return made;
   }
 
-  const request = (callId: string): DialRequest => ({
-    callId,
-    to: '+14155550123',
-    attempt: 1,
-    agent: {
-      id: 'agt_1',
-      name: 'Agent',
-      agentName: null,
-      language: null,
-      sipTrunkId: 'trk_shared',
-      details: {},
-    },
-    contact: { id: 'cnt_1', name: 'Jordan' },
-  });
+  const request = (callId: string) => dialRequest(callId, 'trk_shared');
 
   it('never has more calls up, or more INVITEs a second, than the trunk allows in all', async () => {
     const log = path.join(os.tmpdir(), `sipp-shared-${process.pid}-${Date.now()}.log`);
@@ -95,6 +57,5 @@ describe('trunk caps shared by several workers through Redis', () => {
     expect(load.peak).toBeLessThanOrEqual(2);
     expect(load.peak).toBe(2);
     expect(load.invitesPerSecond).toBeLessThanOrEqual(4);
-    await Promise.all([a.sip.close(), b.sip.close()]);
   }, 60_000);
 });

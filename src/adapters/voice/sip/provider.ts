@@ -134,6 +134,7 @@ export class SipVoiceProvider implements VoiceProvider {
   private readonly recordingsDir: string;
   private closing = false;
   private pruner: NodeJS.Timeout | null = null;
+  private closed: Promise<void> | null = null;
 
   constructor(private readonly options: SipProviderOptions) {
     this.dialsDir = path.join(options.dataDir, 'sip', 'dials');
@@ -214,8 +215,13 @@ export class SipVoiceProvider implements VoiceProvider {
     }
   }
 
-  /** Hangs up (or cancels) every call of this process and reports their ends. */
-  async close(): Promise<void> {
+  /** Hangs up (or cancels) every call of this process and reports their ends; once. */
+  close(): Promise<void> {
+    this.closed ??= this.shutdown();
+    return this.closed;
+  }
+
+  private async shutdown(): Promise<void> {
     this.closing = true;
     if (this.pruner) clearInterval(this.pruner);
     for (const gate of this.gates.values()) gate.close();

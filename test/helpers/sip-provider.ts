@@ -1,0 +1,82 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { OfflineConversationEngine } from '../../src/adapters/voice/conversation.js';
+import {
+  type SipProviderOptions,
+  type SipTrunk,
+  SipVoiceProvider,
+} from '../../src/adapters/voice/sip/provider.js';
+import type { CallEndedEvent, DialRequest } from '../../src/ports.js';
+
+export interface TestSipProvider {
+  sip: SipVoiceProvider;
+  /** Every call end the provider reported, in order. */
+  ended: CallEndedEvent[];
+  dataDir: string;
+  /** Closes the provider and removes its data dir. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * A SIP provider on loopback with a fresh data dir. `trunk` is the trunk every call goes through
+ * (null: no such trunk); `options` overrides the rest.
+ */
+export function testSipProvider(
+  trunk: (Partial<SipTrunk> & { port: number }) | null,
+  options: Partial<SipProviderOptions> = {},
+): TestSipProvider {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-sip-'));
+  const ended: CallEndedEvent[] = [];
+  const sip = new SipVoiceProvider({
+    publicAddress: '127.0.0.1',
+    bindAddress: '127.0.0.1',
+    sipPort: 0,
+    rtpPorts: [44000, 44999],
+    dataDir,
+    ringTimeoutMs: 5000,
+    maxCallMs: 20_000,
+    amd: true,
+    engine: new OfflineConversationEngine(),
+    trunk: async (id) =>
+      trunk
+        ? {
+            id,
+            host: '127.0.0.1',
+            username: null,
+            password: null,
+            fromNumber: '+14155550100',
+            maxCallsPerSecond: null,
+            maxConcurrentCalls: null,
+            ...trunk,
+          }
+        : null,
+    ...options,
+  });
+  sip.onCallEnded(async (event) => {
+    ended.push(event);
+  });
+  return {
+    sip,
+    ended,
+    dataDir,
+    async dispose() {
+      await sip.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A dial request for an agent with a trunk (or none). */
+export const dialRequest = (
+  callId: string,
+  sipTrunkId: string | null = 'trk_1',
+  provider?: string,
+): DialRequest => ({
+  callId,
+  to: '+14155550123',
+  attempt: 1,
+  agent: { id: 'agt_1', name: 'Phone agent', agentName: 'Ava', language: 'en-us', sipTrunkId, details: {} },
+  contact: { id: 'cnt_1', name: 'Jordan' },
+  ...(provider ? { provider } : {}),
+});
