@@ -1,3 +1,4 @@
+import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -99,5 +100,24 @@ describe('SIP provider dial records', () => {
     await sip.close();
     expect(ended.map((event) => event.callId)).toEqual(['call_first']);
     expect(await sip.lookup(request('call_waiting'), new Date())).toEqual({ known: false, ended: null });
+  });
+
+  it("sends its audio where the far end's re-INVITE moved the media", async () => {
+    // The reinvite scenario moves the far end's media to port 41234 of loopback.
+    const moved = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => moved.bind(41234, '127.0.0.1', resolve));
+    let packets = 0;
+    moved.on('message', () => {
+      packets++;
+    });
+    const far = await startSipp('reinvite', { timeoutSeconds: 10 });
+    const { sip, ended } = provider(far.port);
+    await sip.dial(request('call_moved'));
+    await expect.poll(() => ended.length, { timeout: 8000 }).toBe(1);
+    moved.close();
+    expect(ended[0]).toMatchObject({ status: 'COMPLETED', sipCode: 200 });
+    expect(await far.done).toBe(0);
+    // 20 ms packets for most of the 0.8 s between the re-INVITE and the hang-up.
+    expect(packets).toBeGreaterThan(20);
   });
 });

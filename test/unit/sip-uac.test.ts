@@ -32,6 +32,19 @@ describe('SIP user agent against sipp', () => {
     expect(await far.done).toBe(0);
   });
 
+  it("keeps a call up through the far end's re-INVITE and OPTIONS, and hears where its media moved", async () => {
+    const far = await farEnd('reinvite');
+    const sip = call(far.port);
+    const moved: string[] = [];
+    sip.on('remoteSdp', (sdp: string) => moved.push(sdp));
+    expect(await sip.outcome).toEqual({ kind: 'answered' });
+    expect(await sip.ended).toEqual({ by: 'remote' });
+    // sipp checked that both requests were answered 200, the re-INVITE with our own offer.
+    expect(await far.done).toBe(0);
+    expect(moved).toHaveLength(1);
+    expect(moved[0]).toContain('m=audio 41234 RTP/AVP 0');
+  });
+
   it('reads 486 as busy and acknowledges it', async () => {
     const far = await farEnd('busy');
     const sip = call(far.port);

@@ -449,6 +449,16 @@ export class SipVoiceProvider implements VoiceProvider {
           throw new Error('the far end answered without an audio stream we can speak (PCMU or PCMA)');
         rtp.setRemote(media.address, media.port, media.payloadType);
         rtp.start();
+        // A re-INVITE may move the far end's media: audio follows it.
+        sip.on('remoteSdp', (body: string) => {
+          const moved = parseSdpAnswer(body);
+          if (!moved) return;
+          try {
+            rtp.setRemote(moved.address, moved.port, moved.payloadType);
+          } catch (failure) {
+            this.options.logger?.warn({ err: failure, callId: request.callId }, 'ignored a media move');
+          }
+        });
         const verdict = this.options.amd ? await this.detect(rtp, up.signal) : null;
         if (verdict?.kind === 'machine') {
           status = 'VOICEMAIL';

@@ -80,6 +80,8 @@ export class SipCall extends EventEmitter {
   finalCode: number | null = null;
   /** The body of the 2xx that answered the call: the far end's SDP. */
   answerSdp = '';
+  /** Our SDP offer: the same in every INVITE of the call and in answers to the far end's re-INVITEs. */
+  private localSdp = '';
 
   constructor(
     private readonly agent: SipUserAgent,
@@ -114,7 +116,8 @@ export class SipCall extends EventEmitter {
   }
 
   private sendInvite(authorization?: { name: string; value: string }): void {
-    const sdp = sdpOffer(this.agent.address, this.options.rtpPort ?? 40000);
+    this.localSdp ||= sdpOffer(this.agent.address, this.options.rtpPort ?? 40000);
+    const sdp = this.localSdp;
     this.inviteText = serialize(
       `INVITE ${this.requestUri} SIP/2.0`,
       [
@@ -226,6 +229,28 @@ export class SipCall extends EventEmitter {
         this.state = 'ended';
         this.settleEnded({ by: 'remote' });
       }
+    } else if ((message.method === 'INVITE' || message.method === 'UPDATE') && this.state === 'answered') {
+      // A session refresh, or the far end moving its media: the session goes on as it is, so the
+      // answer is the SDP we offered, unchanged; a new remote address is announced.
+      if (message.body.trim() !== '') this.emit('remoteSdp', message.body);
+      this.send(
+        serialize(
+          'SIP/2.0 200 OK',
+          [
+            ...(message.headers.get('via') ?? []).map((value): [string, string] => ['Via', value]),
+            ['From', header(message, 'from') ?? ''],
+            ['To', header(message, 'to') ?? ''],
+            ['Call-ID', header(message, 'call-id') ?? ''],
+            ['CSeq', header(message, 'cseq') ?? ''],
+            ['Contact', `<sip:outdial@${this.agent.address}:${this.agent.port}>`],
+            ['Content-Type', 'application/sdp'],
+          ],
+          this.localSdp,
+        ),
+      );
+    } else if (message.method === 'OPTIONS' || message.method === 'INFO') {
+      // Keep-alive probes and mid-call information (DTMF by INFO, which is not used): acknowledged.
+      this.send(response(200, 'OK'));
     } else if (message.method !== 'ACK') {
       this.send(response(405, 'Method Not Allowed'));
     }
