@@ -30,6 +30,8 @@ export interface Config {
   amd: boolean;
   /** 'offline' (espeak-ng + pocketsphinx), or the path of an ES module exporting a ConversationEngine. */
   conversationEngine: string;
+  /** Real calls' recordings are deleted after this many days; null keeps them. */
+  recordingRetentionDays: number | null;
   webhookAllowPrivate: boolean;
   webhookRetryDelaysMs: number[];
   /** Milliseconds one delivery attempt may take in all before it counts as failed. */
@@ -172,6 +174,9 @@ export function loadConfig(env: Env = process.env): Config {
     maxCallSeconds: readInt(env, 'OUTDIAL_MAX_CALL_SECONDS', 600, 10, 14_400),
     amd: readBool(env, 'OUTDIAL_AMD', true),
     conversationEngine: readString(env, 'OUTDIAL_CONVERSATION_ENGINE') ?? 'offline',
+    recordingRetentionDays: readString(env, 'OUTDIAL_RECORDING_RETENTION_DAYS')
+      ? readInt(env, 'OUTDIAL_RECORDING_RETENTION_DAYS', 0, 1, 36_500)
+      : null,
     webhookAllowPrivate: readBool(env, 'OUTDIAL_WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetryDelaysMs: delays,
     webhookTimeoutMs: readInt(env, 'OUTDIAL_WEBHOOK_TIMEOUT_MS', 30_000, 100, 300_000),

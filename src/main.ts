@@ -144,6 +144,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       ringTimeoutMs: config.sipRingTimeoutMs,
       maxCallMs: config.maxCallSeconds * 1000,
       amd: config.amd,
+      recordingRetentionDays: config.recordingRetentionDays,
       trunk: async (trunkId) => (trunks ? trunks.forDialing(trunkId) : null),
       engine: await loadConversationEngine(config.conversationEngine),
       // Several processes share one Redis: each trunk's caps are then held across all of them.

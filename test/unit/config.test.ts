@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       maxCallSeconds: 600,
       amd: true,
       conversationEngine: 'offline',
+      recordingRetentionDays: null,
     });
   });
 
@@ -54,6 +55,7 @@ describe('loadConfig', () => {
       OUTDIAL_MAX_CALL_SECONDS: '300',
       OUTDIAL_AMD: 'false',
       OUTDIAL_CONVERSATION_ENGINE: './engine.mjs',
+      OUTDIAL_RECORDING_RETENTION_DAYS: '90',
     });
     expect(config).toMatchObject({
       sipBindAddress: '10.0.0.5',
@@ -64,6 +66,7 @@ describe('loadConfig', () => {
       maxCallSeconds: 300,
       amd: false,
       conversationEngine: './engine.mjs',
+      recordingRetentionDays: 90,
       port: 8080,
       host: '127.0.0.1',
       databaseUrl: 'postgres://u@db:5432/outdial',
@@ -96,6 +99,7 @@ describe('loadConfig', () => {
     [{ OUTDIAL_RTP_PORTS: '40000-40000' }, 'OUTDIAL_RTP_PORTS'],
     [{ OUTDIAL_SIP_PORT: '-1' }, 'OUTDIAL_SIP_PORT'],
     [{ OUTDIAL_AMD: 'sometimes' }, 'OUTDIAL_AMD'],
+    [{ OUTDIAL_RECORDING_RETENTION_DAYS: '0' }, 'OUTDIAL_RECORDING_RETENTION_DAYS'],
   ])('stops on %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);

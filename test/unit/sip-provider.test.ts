@@ -18,6 +18,7 @@ describe('SIP provider dial records', () => {
   function provider(trunkPort?: number, maxConcurrentCalls: number | null = null) {
     const made1 = testSipProvider(trunkPort ? { port: trunkPort, maxConcurrentCalls } : null, {
       ringTimeoutMs: 1000,
+      recordingRetentionDays: 30,
     });
     made.push(made1);
     return { ...made1, dials: path.join(made1.dataDir, 'sip', 'dials') };
@@ -72,19 +73,27 @@ describe('SIP provider dial records', () => {
     await expect(sip.dial(request('call_late'))).rejects.toThrow('closing');
   });
 
-  it('places a call through the trunk, and clears week-old dial records once it runs', async () => {
+  it('places a call through the trunk, and clears week-old dial records and recordings past their retention', async () => {
     const far = await startSipp('busy', { timeoutSeconds: 10 });
-    const { sip, ended, dials } = provider(far.port);
-    fs.mkdirSync(dials, { recursive: true });
-    const old = path.join(dials, 'call_old.json');
-    fs.writeFileSync(old, '{}');
-    const weekAgo = new Date(Date.now() - 8 * 24 * 60 * 60 * 1000);
-    fs.utimesSync(old, weekAgo, weekAgo);
+    const { sip, ended, dials, dataDir } = provider(far.port);
+    const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 60 * 60 * 1000);
+    const file = (dir: string, name: string, age: number) => {
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, name), '{}');
+      fs.utimesSync(path.join(dir, name), daysAgo(age), daysAgo(age));
+      return path.join(dir, name);
+    };
+    const old = file(dials, 'call_old.json', 8);
+    const recordings = path.join(dataDir, 'sip', 'recordings');
+    const expired = file(recordings, 'call_expired.wav', 31);
+    const kept = file(recordings, 'call_kept.wav', 29);
     await sip.dial(request('call_busy'));
     await expect.poll(() => ended.length, { timeout: 5000 }).toBe(1);
     expect(ended[0]).toMatchObject({ callId: 'call_busy', status: 'BUSY', sipCode: 486, duration: 0 });
     expect(await far.done).toBe(0);
     await expect.poll(() => fs.existsSync(old)).toBe(false);
+    await expect.poll(() => fs.existsSync(expired)).toBe(false);
+    expect(fs.existsSync(kept)).toBe(true);
     expect(fs.existsSync(path.join(dials, 'call_busy.json'))).toBe(true);
     // Nothing was recorded for a call nobody answered.
     expect(await sip.recording({ id: 'call_busy' })).toBeNull();

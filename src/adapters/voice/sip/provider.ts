@@ -34,6 +34,22 @@ export function publicAddressFor(bindAddress: string): string {
   return '127.0.0.1';
 }
 
+/** Removes the files of `dir` last changed more than `ageMs` ago. */
+async function pruneOlderThan(dir: string, ageMs: number): Promise<void> {
+  const cutoff = Date.now() - ageMs;
+  let names: string[];
+  try {
+    names = await fs.promises.readdir(dir);
+  } catch {
+    return; // nothing there yet
+  }
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const stat = await fs.promises.stat(file).catch(() => null);
+    if (stat && stat.mtimeMs < cutoff) await fs.promises.rm(file, { force: true });
+  }
+}
+
 /** The provider stopped before any carrier accepted the call. */
 class NotSent extends Error {
   constructor() {
@@ -71,6 +87,8 @@ export interface SipProviderOptions {
   amd: boolean;
   /** Audio heard without a decision after which the other side is taken for a person. */
   amdMaxMs?: number;
+  /** Recordings older than this many days are deleted; null or absent keeps them. */
+  recordingRetentionDays?: number | null;
   /** INVITEs answered with a capacity code before the call is given up as FAILED. */
   capacityRetries?: number;
   trunk(trunkId: string): Promise<SipTrunk | null>;
@@ -598,22 +616,13 @@ export class SipVoiceProvider implements VoiceProvider {
   }
 
   /**
-   * Deletes dial records older than a week: they matter only while a call can be ONGOING, and no
-   * call lasts that long. Recordings are the user's data and are kept.
+   * Deletes dial records older than a week (they matter only while a call can be ONGOING, and no
+   * call lasts that long), and recordings older than the retention, when one is set.
    */
   private async prune(): Promise<void> {
-    const cutoff = Date.now() - RECORD_KEEP_MS;
-    let names: string[];
-    try {
-      names = await fs.promises.readdir(this.dialsDir);
-    } catch {
-      return; // no records yet
-    }
-    for (const name of names) {
-      const file = path.join(this.dialsDir, name);
-      const stat = await fs.promises.stat(file).catch(() => null);
-      if (stat && stat.mtimeMs < cutoff) await fs.promises.rm(file, { force: true });
-    }
+    await pruneOlderThan(this.dialsDir, RECORD_KEEP_MS);
+    const days = this.options.recordingRetentionDays;
+    if (days) await pruneOlderThan(this.recordingsDir, days * 24 * 60 * 60 * 1000);
   }
 
   private recordFile(callId: string): string {
