@@ -2,8 +2,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { agentScript, loadConversationEngine } from '../../src/adapters/voice/conversation.js';
+import {
+  agentScript,
+  type ConversationSession,
+  loadConversationEngine,
+  OfflineConversationEngine,
+} from '../../src/adapters/voice/conversation.js';
+import { synthesize } from '../../src/adapters/voice/speech.js';
 import type { DialAgent } from '../../src/ports.js';
+import { join, silence } from '../helpers/audio.js';
 
 const agent = (details: Record<string, unknown>, agentName: string | null = 'Ava'): DialAgent => ({
   id: 'agt_1',
@@ -72,4 +79,67 @@ describe('OUTDIAL_CONVERSATION_ENGINE', () => {
       /must export by default a conversation engine/,
     );
   });
+});
+
+/**
+ * The offline engine on a session of our own: what it plays is taken as sent at once, and the
+ * other side "answers" with espeak-ng speech once the greeting has been played.
+ */
+function session(agent: DialAgent, answer: Int16Array | null) {
+  const turns: Array<{ role: string; content: string }> = [];
+  const listeners = new Set<(frame: Int16Array) => void>();
+  let played = 0;
+  const stop = new AbortController();
+  const feed = async (pcm: Int16Array) => {
+    for (let at = 0; at + 160 <= pcm.length; at += 160) {
+      for (const listener of listeners) listener(pcm.subarray(at, at + 160));
+      if (at % 1600 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  const value: ConversationSession = {
+    callId: 'call_1',
+    agent,
+    contact: { id: 'cnt_1', name: 'Jordan' },
+    onAudio(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async play(pcm) {
+      played += pcm.length;
+      if (played === pcm.length && answer) await feed(join(silence(300), answer, silence(1000)));
+    },
+    stopPlayback() {},
+    addTurn(role, content) {
+      turns.push({ role, content });
+    },
+    hangup() {},
+    signal: stop.signal,
+  };
+  return { value, turns, played: () => played };
+}
+
+describe('the offline conversation engine', () => {
+  it('greets, hears the answer, closes; and speaks in English when the language has no voice', async () => {
+    const answer = await synthesize('no thank you');
+    const call = session(agent({ prompts: [], noInputTimeoutMs: 1000 }, 'Ava'), answer);
+    await new OfflineConversationEngine().converse({
+      ...call.value,
+      agent: { ...call.value.agent, language: 'xx-none' },
+    });
+    expect(call.turns[0]).toEqual({
+      role: 'assistant',
+      content: 'Hello Jordan, this is Ava. Do you have a moment to talk?',
+    });
+    expect(call.turns[1]?.role).toBe('user');
+    expect(call.turns[1]?.content).toContain('thank you');
+    expect(call.turns.at(-1)).toEqual({ role: 'assistant', content: 'Thank you for your time. Goodbye.' });
+    expect(call.played()).toBeGreaterThan(8000 * 3); // seconds of speech were sent
+  }, 30_000);
+
+  it('goes on to its closing when nobody answers', async () => {
+    const call = session(agent({ prompts: ['Are you there?'], noInputTimeoutMs: 600 }), null);
+    await new OfflineConversationEngine().converse(call.value);
+    expect(call.turns.map((turn) => turn.role)).toEqual(['assistant', 'assistant', 'assistant']);
+    expect(call.turns[1]?.content).toBe('Are you there?');
+  }, 30_000);
 });

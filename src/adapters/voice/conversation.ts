@@ -81,9 +81,11 @@ export interface OfflineEngineOptions {
   endSilenceMs?: number;
 }
 
+const DEFAULT_VOICE = 'en-us';
+
 /** espeak-ng voices for an agent's language ('en-US' -> 'en-us'); English when none is set. */
 function voiceFor(language: string | null): string {
-  return (language ?? 'en-us').toLowerCase().replace('_', '-');
+  return (language ?? DEFAULT_VOICE).toLowerCase().replace('_', '-');
 }
 
 /**
@@ -108,9 +110,17 @@ export class OfflineConversationEngine implements ConversationEngine {
     const wordsPerMinute = Number.isFinite(speeds) && speeds > 0 ? Math.round(160 * speeds) : 160;
     const answers = new AnswerQueue(this.endSilenceMs);
     const stop = session.onAudio((frame) => answers.push(frame));
+    let speaking = voice;
+    const speak = (text: string) =>
+      synthesize(text, { voice: speaking, wordsPerMinute }).catch((error: unknown) => {
+        // A language espeak-ng has no voice for: the call goes on in its default voice.
+        if (speaking === DEFAULT_VOICE) throw error;
+        speaking = DEFAULT_VOICE;
+        return synthesize(text, { voice: speaking, wordsPerMinute });
+      });
     const say = async (text: string) => {
       if (session.signal.aborted) return;
-      const pcm = await synthesize(text, { voice, wordsPerMinute });
+      const pcm = await speak(text);
       if (session.signal.aborted) return;
       session.addTurn('assistant', text);
       await session.play(pcm);
