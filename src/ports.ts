@@ -81,6 +81,8 @@ export interface Recording {
 /** Voice provider port: the simulator by default; a SIP trunk later. */
 export interface VoiceProvider {
   readonly name: string;
+  /** The provider that places this agent's calls, as recorded on each call row. */
+  nameFor(agent: DialAgent): string;
   /** Places the call. Idempotent on `callId`: a second request for the same id does not dial again. */
   dial(request: DialRequest): Promise<void>;
   /** Registers the one consumer of call-ended events. */

@@ -1,4 +1,5 @@
 import { json } from '../adapters/postgres/database.js';
+import type { MetricConfig } from '../domain/analysis.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { Deps } from './deps.js';
@@ -11,18 +12,6 @@ export interface BasicDetails {
   voiceGender?: string;
   agentLanguage?: string;
   [extra: string]: unknown;
-}
-
-export interface CustomMetric {
-  name: string;
-  type: 'boolean' | 'number' | 'string' | 'enum';
-  description?: string;
-  options?: string[];
-}
-
-export interface MetricConfig {
-  enabled: boolean;
-  customMetrics: CustomMetric[];
 }
 
 /** The spec's Agent shape. */

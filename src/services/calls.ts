@@ -132,6 +132,7 @@ export class CallService {
     }
 
     const contact = await this.resolveContact(userId, input);
+    const dialAgent = agentForDial(agent);
     const callId = newId('call');
     const now = this.deps.clock.now();
     let attempt = 1;
@@ -154,7 +155,7 @@ export class CallService {
             status: 'ONGOING',
             phone_number: contact.phone_number,
             attempt: attemptNumber,
-            provider: agent.sip_trunk_id ? 'sip' : this.deps.provider.name,
+            provider: this.deps.provider.nameFor(dialAgent),
             error: null,
             duration: null,
             transcription: json(null),
@@ -198,7 +199,7 @@ export class CallService {
       callId,
       to: contact.phone_number,
       attempt,
-      agent: agentForDial(agent),
+      agent: dialAgent,
       contact: { id: contact.id, name: contact.name },
     };
     try {

@@ -12,8 +12,15 @@ describe('SIP user agent against sipp', () => {
   afterAll(() => agent.close());
 
   const farEnd = (scenario: string) => startSipp(scenario, { timeoutSeconds: 20 });
-  const call = (port: number, ringTimeoutMs = 5000) =>
-    agent.invite({ host: '127.0.0.1', port, to: '+14155550123', from: '+14155550100', ringTimeoutMs });
+  const call = (port: number, ringTimeoutMs = 5000, credentials?: { username: string; password: string }) =>
+    agent.invite({
+      host: '127.0.0.1',
+      port,
+      to: '+14155550123',
+      from: '+14155550100',
+      ringTimeoutMs,
+      ...(credentials ? { credentials } : {}),
+    });
 
   it('places a call that is answered, then hangs it up with BYE', async () => {
     const far = await farEnd('answer');
@@ -70,14 +77,7 @@ describe('SIP user agent against sipp', () => {
 
   it('answers a digest challenge and gets through', async () => {
     const far = await farEnd('auth');
-    const sip = agent.invite({
-      host: '127.0.0.1',
-      port: far.port,
-      to: '+14155550123',
-      from: '+14155550100',
-      ringTimeoutMs: 5000,
-      credentials: { username: 'trunkuser', password: 'trunkpass' },
-    });
+    const sip = call(far.port, 5000, { username: 'trunkuser', password: 'trunkpass' });
     expect(await sip.outcome).toEqual({ kind: 'answered' });
     expect(await sip.hangup()).toBe(200);
     expect(await far.done).toBe(0);
@@ -85,14 +85,7 @@ describe('SIP user agent against sipp', () => {
 
   it("fails with the far end's refusal when the credentials are wrong", async () => {
     const far = await farEnd('auth');
-    const sip = agent.invite({
-      host: '127.0.0.1',
-      port: far.port,
-      to: '+14155550123',
-      from: '+14155550100',
-      ringTimeoutMs: 5000,
-      credentials: { username: 'trunkuser', password: 'wrong' },
-    });
+    const sip = call(far.port, 5000, { username: 'trunkuser', password: 'wrong' });
     expect(await sip.outcome).toEqual({ kind: 'failed', code: 403, reason: 'Forbidden' });
     expect(await far.done).toBe(0);
   });

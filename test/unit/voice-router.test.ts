@@ -23,6 +23,9 @@ describe('routing calls between the simulator and SIP trunks', () => {
     await router.dial(dialRequest('call_sip', 'trk_gone'));
     await expect.poll(() => ended.map((e) => e.callId).sort()).toEqual(['call_sim', 'call_sip']);
     expect(simulator.dials.map((d) => d.callId)).toEqual(['call_sim']);
+    // The name each call row records, so later reads (recording, reconciliation) find its provider.
+    expect(router.nameFor(dialRequest('x', null).agent)).toBe('simulator');
+    expect(router.nameFor(dialRequest('x', 'trk_1').agent)).toBe('sip');
     expect(ended.find((e) => e.callId === 'call_sip')?.error).toContain('trk_gone');
   });
 

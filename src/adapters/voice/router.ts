@@ -1,6 +1,7 @@
 import type { TranscriptEntry } from '../../domain/call.js';
 import type {
   CallEndedEvent,
+  DialAgent,
   DialRequest,
   ProviderCallState,
   Recording,
@@ -22,7 +23,11 @@ export class RoutingVoiceProvider implements VoiceProvider {
   }
 
   private route(request: DialRequest): VoiceProvider {
-    return request.agent.sipTrunkId ? this.sip : this.fallback;
+    return this.nameFor(request.agent) === this.sip.name ? this.sip : this.fallback;
+  }
+
+  nameFor(agent: DialAgent): string {
+    return (agent.sipTrunkId ? this.sip : this.fallback).name;
   }
 
   dial(request: DialRequest): Promise<void> {

@@ -62,6 +62,10 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     this.clock = options.clock ?? systemClock;
   }
 
+  nameFor(): string {
+    return this.name;
+  }
+
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
     this.handler = handler;
   }

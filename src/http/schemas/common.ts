@@ -113,3 +113,28 @@ export const LiveCallStatusSchema = Type.Object(
   },
   { $id: 'LiveCallStatus' },
 );
+
+/**
+ * The spec's ended call with its analysis ("the service"): the call of get-metric, and with
+ * batchId and recordingUrl the call of the onCallComplete webhook.
+ */
+export const AnalysedCallFields = {
+  id: Type.String(),
+  contactId: Type.String(),
+  agentId: Type.String(),
+  status: CallStatusSchema,
+  startTime: DateTime,
+  endTime: Nullable(DateTime),
+  duration: Nullable(Type.Number()),
+  phoneNumber: Type.String(),
+  contactName: Type.String(),
+  transcription: Type.Array(TranscriptEntrySchema),
+  summary: Nullable(Type.String({ description: 'Null until the analysis has run' })),
+  metricJson: Nullable(Type.Object({}, { additionalProperties: true })),
+};
+
+/** The JSON Schema of an analysed call's metricJson. */
+export const MetricSchemaField = Type.Object(
+  {},
+  { additionalProperties: true, description: 'JSON Schema of metricJson' },
+);

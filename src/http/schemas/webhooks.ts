@@ -1,27 +1,16 @@
 import { Type } from '@sinclair/typebox';
-import { CallStatusSchema, DateTime, Nullable, TranscriptEntrySchema } from './common.js';
+import { AnalysedCallFields, DateTime, MetricSchemaField, Nullable } from './common.js';
 
 /** The webhook payloads, for the OpenAPI document's `webhooks` (docs/webhooks.md tells the rest). */
 const CallCompleted = Type.Object({
   event: Type.Literal('call.completed'),
   success: Type.Boolean({ description: 'status is COMPLETED' }),
   call: Type.Object({
-    id: Type.String(),
-    contactId: Type.String(),
-    agentId: Type.String(),
+    ...AnalysedCallFields,
     batchId: Nullable(Type.String()),
-    status: CallStatusSchema,
-    startTime: DateTime,
-    endTime: Nullable(DateTime),
-    duration: Nullable(Type.Number()),
-    phoneNumber: Type.String(),
-    contactName: Type.String(),
-    transcription: Type.Array(TranscriptEntrySchema),
     recordingUrl: Nullable(Type.String()),
-    summary: Nullable(Type.String()),
-    metricJson: Nullable(Type.Object({}, { additionalProperties: true })),
   }),
-  metricSchema: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of metricJson' }),
+  metricSchema: MetricSchemaField,
 });
 
 const BatchCompleted = Type.Object({

@@ -34,6 +34,17 @@ export function publicAddressFor(bindAddress: string): string {
   return '127.0.0.1';
 }
 
+/** The end of a call nobody talked on: no answer, no audio, no transcription. */
+function unanswered(
+  callId: string,
+  status: FinalCallStatus,
+  error: string | null,
+  sipCode: number | null,
+  endedAt = new Date(),
+): CallEndedEvent {
+  return { callId, status, duration: 0, answeredAt: null, endedAt, error, transcription: [], sipCode };
+}
+
 /** Removes the files of `dir` last changed more than `ageMs` ago. */
 async function pruneOlderThan(dir: string, ageMs: number): Promise<void> {
   const cutoff = Date.now() - ageMs;
@@ -159,6 +170,10 @@ export class SipVoiceProvider implements VoiceProvider {
     this.recordingsDir = path.join(options.dataDir, 'sip', 'recordings');
   }
 
+  nameFor(): string {
+    return this.name;
+  }
+
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
     this.handler = handler;
   }
@@ -211,16 +226,13 @@ export class SipVoiceProvider implements VoiceProvider {
     if (Date.now() - touched < STALE_MS) return { known: true, ended: null }; // up in another process
     return {
       known: true,
-      ended: {
-        callId: request.callId,
-        status: 'FAILED',
-        duration: 0,
-        answeredAt: null,
-        endedAt: new Date(touched),
-        error: 'The call was cut off: the process that placed it stopped',
-        transcription: [],
-        sipCode: null,
-      },
+      ended: unanswered(
+        request.callId,
+        'FAILED',
+        'The call was cut off: the process that placed it stopped',
+        null,
+        new Date(touched),
+      ),
     };
   }
 
@@ -275,16 +287,12 @@ export class SipVoiceProvider implements VoiceProvider {
         return;
       }
       this.options.logger?.error({ err: error, callId: request.callId }, 'a SIP call failed');
-      ended = {
-        callId: request.callId,
-        status: 'FAILED',
-        duration: 0,
-        answeredAt: null,
-        endedAt: new Date(),
-        error: `The call could not be placed: ${(error as Error).message}`,
-        transcription: [],
-        sipCode: null,
-      };
+      ended = unanswered(
+        request.callId,
+        'FAILED',
+        `The call could not be placed: ${(error as Error).message}`,
+        null,
+      );
     } finally {
       clearInterval(heartbeat);
     }
@@ -343,16 +351,12 @@ export class SipVoiceProvider implements VoiceProvider {
       );
       if (signal.aborted) throw new NotSent(); // only refusals so far: it can be placed again later
       if (tries > retries) {
-        return {
-          callId: request.callId,
-          status: 'FAILED',
-          duration: 0,
-          answeredAt: null,
-          endedAt: new Date(),
-          error: `The carrier had no capacity (SIP ${result.code}) after ${tries} tries`,
-          transcription: [],
-          sipCode: result.code,
-        };
+        return unanswered(
+          request.callId,
+          'FAILED',
+          `The carrier had no capacity (SIP ${result.code}) after ${tries} tries`,
+          result.code,
+        );
       }
     }
   }
@@ -432,21 +436,11 @@ export class SipVoiceProvider implements VoiceProvider {
       if (code !== null) this.options.onFinalResponse?.(trunk.id, code);
       if (outcome.kind === 'capacity') return { kind: 'capacity', code: outcome.code };
       if (outcome.kind !== 'answered') {
+        const error =
+          outcome.kind === 'busy' ? null : `${outcome.reason}${outcome.code ? ` (SIP ${outcome.code})` : ''}`;
         return {
           kind: 'final',
-          event: {
-            callId: request.callId,
-            status: OUTCOME_STATUS[outcome.kind],
-            duration: 0,
-            answeredAt: null,
-            endedAt: new Date(),
-            error:
-              outcome.kind === 'busy'
-                ? null
-                : `${outcome.reason}${outcome.code ? ` (SIP ${outcome.code})` : ''}`,
-            transcription: [],
-            sipCode: code,
-          },
+          event: unanswered(request.callId, OUTCOME_STATUS[outcome.kind], error, code),
         };
       }
 

@@ -106,6 +106,9 @@ export class SipCall extends EventEmitter {
   private toHeader(withTag: boolean) {
     return `<sip:${this.options.to}@${this.options.host}>${withTag && this.toTag ? `;tag=${this.toTag}` : ''}`;
   }
+  private get contact() {
+    return `<sip:outdial@${this.agent.address}:${this.agent.port}>`;
+  }
   private via(branch: string) {
     return `SIP/2.0/UDP ${this.agent.address}:${this.agent.port};branch=${branch};rport`;
   }
@@ -127,7 +130,7 @@ export class SipCall extends EventEmitter {
         ['To', this.toHeader(false)],
         ['Call-ID', this.callId],
         ['CSeq', `${this.cseq} INVITE`],
-        ['Contact', `<sip:outdial@${this.agent.address}:${this.agent.port}>`],
+        ['Contact', this.contact],
         ['User-Agent', 'outdial'],
         ...(authorization ? ([[authorization.name, authorization.value]] as Array<[string, string]>) : []),
         ['Content-Type', 'application/sdp'],
@@ -215,14 +218,24 @@ export class SipCall extends EventEmitter {
   }
 
   private onRequest(message: SipMessage): void {
-    const response = (code: number, reason: string) =>
-      serialize(`SIP/2.0 ${code} ${reason}`, [
-        ...(message.headers.get('via') ?? []).map((value): [string, string] => ['Via', value]),
-        ['From', header(message, 'from') ?? ''],
-        ['To', header(message, 'to') ?? ''],
-        ['Call-ID', header(message, 'call-id') ?? ''],
-        ['CSeq', header(message, 'cseq') ?? ''],
-      ]);
+    const response = (code: number, reason: string, sdp?: string) =>
+      serialize(
+        `SIP/2.0 ${code} ${reason}`,
+        [
+          ...(message.headers.get('via') ?? []).map((value): [string, string] => ['Via', value]),
+          ['From', header(message, 'from') ?? ''],
+          ['To', header(message, 'to') ?? ''],
+          ['Call-ID', header(message, 'call-id') ?? ''],
+          ['CSeq', header(message, 'cseq') ?? ''],
+          ...(sdp === undefined
+            ? []
+            : ([
+                ['Contact', this.contact],
+                ['Content-Type', 'application/sdp'],
+              ] as Array<[string, string]>)),
+        ],
+        sdp,
+      );
     if (message.method === 'BYE') {
       this.send(response(200, 'OK'));
       if (this.state === 'answered') {
@@ -233,21 +246,7 @@ export class SipCall extends EventEmitter {
       // A session refresh, or the far end moving its media: the session goes on as it is, so the
       // answer is the SDP we offered, unchanged; a new remote address is announced.
       if (message.body.trim() !== '') this.emit('remoteSdp', message.body);
-      this.send(
-        serialize(
-          'SIP/2.0 200 OK',
-          [
-            ...(message.headers.get('via') ?? []).map((value): [string, string] => ['Via', value]),
-            ['From', header(message, 'from') ?? ''],
-            ['To', header(message, 'to') ?? ''],
-            ['Call-ID', header(message, 'call-id') ?? ''],
-            ['CSeq', header(message, 'cseq') ?? ''],
-            ['Contact', `<sip:outdial@${this.agent.address}:${this.agent.port}>`],
-            ['Content-Type', 'application/sdp'],
-          ],
-          this.localSdp,
-        ),
-      );
+      this.send(response(200, 'OK', this.localSdp));
     } else if (message.method === 'OPTIONS' || message.method === 'INFO') {
       // Keep-alive probes and mid-call information (DTMF by INFO, which is not used): acknowledged.
       this.send(response(200, 'OK'));

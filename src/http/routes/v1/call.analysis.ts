@@ -2,14 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { markDeprecated } from '../../paging.js';
-import {
-  CallStatusSchema,
-  DateTime,
-  errorResponses,
-  Id,
-  Nullable,
-  TranscriptEntrySchema,
-} from '../../schemas/common.js';
+import { AnalysedCallFields, errorResponses, Id, MetricSchemaField } from '../../schemas/common.js';
 
 const SummaryBody = Type.Object(
   {
@@ -39,21 +32,8 @@ const SummaryReply = Type.Object({
 
 const MetricsReply = Type.Object({
   success: Type.Boolean(),
-  call: Type.Object({
-    id: Type.String(),
-    contactId: Type.String(),
-    agentId: Type.String(),
-    status: CallStatusSchema,
-    startTime: DateTime,
-    endTime: Nullable(DateTime),
-    duration: Nullable(Type.Number()),
-    phoneNumber: Type.String(),
-    contactName: Type.String(),
-    transcription: Type.Array(TranscriptEntrySchema),
-    summary: Nullable(Type.String({ description: 'Null until the analysis has run' })),
-    metricJson: Nullable(Type.Object({}, { additionalProperties: true })),
-  }),
-  metricSchema: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of metricJson' }),
+  call: Type.Object(AnalysedCallFields),
+  metricSchema: MetricSchemaField,
 });
 
 const MetricsQuery = Type.Object(
