@@ -12,10 +12,10 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { type Child, childEnv, freePort, ROOT, startCli } from '../test/helpers/process.js';
+import { seededRandom } from '../test/helpers/random.js';
 import { type Sipp, startSipp } from '../test/helpers/sipp.js';
 import { type AttemptRow, account, addTotals, type RunTotals } from './soak/accounting.js';
 import { readCarrierLog } from './soak/carrier-log.js';
-import { seededRandom } from './soak/random.js';
 
 const DATABASE_URL = process.env.DATABASE_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** Redis database 5: the tests use 1 and 2; the soak deletes its own keys there before and after each run. */
@@ -488,7 +488,7 @@ async function runOnce(index: number, seed: number, opts: Options): Promise<RunR
     const scheduledLost = scheduled.filter((phone) => !ingested.has(phone)).length;
     totals.lost += scheduledLost;
     totals.notIngested += scheduledLost;
-    totals.accepted += scheduled.length;
+    totals.acceptedToIngest = scheduled.length;
     const result: RunResult = {
       totals,
       kills: roles.reduce((sum, role) => sum + role.kills, 0),
@@ -515,7 +515,7 @@ async function runOnce(index: number, seed: number, opts: Options): Promise<RunR
 function runLine(index: number, seed: number, r: RunResult): string {
   const t = r.totals;
   return `run ${index + 1} seed ${seed}: ${[
-    `accepted ${t.accepted}`,
+    `accepted ${t.accepted} + ${t.acceptedToIngest} to ingest`,
     `lost ${t.lost} (never ingested ${t.notIngested})`,
     `dialed twice ${t.dialedTwice} (numbers ${t.numbersDialedTwice})`,
     `stuck ${t.stuck}${r.settled ? '' : ' (not settled)'}`,
@@ -530,7 +530,8 @@ function table(sum: RunTotals, runs: number, kills: number, seconds: number): st
   const rows: Array<[string, number | string]> = [
     ['runs', runs],
     ['SIGKILLs', kills],
-    ['contacts accepted', sum.accepted],
+    ['contacts accepted, dialed batches', sum.accepted],
+    ['contacts accepted, scheduled batch (ingest only)', sum.acceptedToIngest],
     ['lost (accepted, never INVITEd)', sum.lost],
     ['  of which never ingested', sum.notIngested],
     ['INVITEs beyond one per attempt', sum.dialedTwice],

@@ -25,7 +25,10 @@ export interface RunFacts {
 }
 
 export interface RunTotals {
+  /** Contacts of the dialed batches that the API accepted (202). */
   accepted: number;
+  /** Contacts of the scheduled batch, accepted to be ingested (not dialed in the run). */
+  acceptedToIngest: number;
   /** Accepted, yet never INVITEd (and so never reached the network). */
   lost: number;
   /** Of the lost, never ingested into batch_contacts. */
@@ -76,6 +79,7 @@ export function account(facts: RunFacts): RunTotals {
 
   const totals: RunTotals = {
     accepted: facts.accepted.length,
+    acceptedToIngest: 0,
     lost: 0,
     notIngested: 0,
     dialedTwice: 0,
