@@ -82,6 +82,7 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 class Role {
   private child: Child | null = null;
   private starting: Promise<void> | null = null;
+  private closed = false;
   starts = 0;
   kills = 0;
 
@@ -94,6 +95,8 @@ class Role {
   ) {}
 
   start(): Promise<void> {
+    // A restart timer that fires after the run stopped (a failed run) must not leave a process behind.
+    if (this.closed) return Promise.resolve();
     this.starting ??= (async () => {
       this.starts++;
       const child = startCli(this.args, this.env);
@@ -119,8 +122,9 @@ class Role {
     await child.stop('SIGKILL');
   }
 
-  /** A clean stop (SIGTERM), or SIGKILL after 20 s. */
+  /** A clean stop (SIGTERM), or SIGKILL after 20 s; no start after it. */
   async stop(): Promise<void> {
+    this.closed = true;
     const child = this.child;
     this.child = null;
     this.starting = null;
@@ -172,8 +176,8 @@ async function must(
 
 /**
  * The last digit of a number decides what the carrier does (test/fixtures/sipp/soak-carrier.xml);
- * these weights make about 55% answered (3% for 48 s), 17% busy, 10% unanswered and 10% refused
- * for capacity on half of their INVITEs.
+ * these weights make about 63% answered (3% for 48 s), 17% busy, 10% unanswered, and 10% refused
+ * for capacity on half of their INVITEs (answered otherwise).
  */
 const OUTCOME_WEIGHTS: Array<[digit: number, weight: number]> = [
   [0, 15],

@@ -33,6 +33,7 @@ describe("the soak's accounting from sipp's message log", () => {
     invite('10:00:00.000000', '+12122000010', 'a'),
     invite('10:00:00.500000', '+12122000010', 'a'), // a retransmission, not a second dial
     final('10:00:01.000000', 200, 'a'),
+    invite('10:00:01.500000', '+12122000010', 'a'), // and one crossing the 200 OK
     bye('10:01:06.000000', 'a'),
     // +2 placed twice for one attempt (the second INVITE after a crash), both answered 5 s.
     invite('10:00:02.000000', '+12122000020', 'b1'),
