@@ -1,0 +1,595 @@
+/**
+ * npm run soak: seeded runs of an API process and two workers on PostgreSQL and Redis, each with its
+ * own data dir, killed with SIGKILL at seeded moments during ingest and dispatch, with sipp as the
+ * carrier, and an accounting of every contact from sipp's own message log. Not part of npm test.
+ * How to run it and what it found: docs/reliability.md.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { type Child, childEnv, freePort, ROOT, startCli } from '../test/helpers/process.js';
+import { seededRandom } from '../test/helpers/random.js';
+import { type Sipp, startSipp } from '../test/helpers/sipp.js';
+import { type AttemptRow, account, addTotals, type RunTotals } from './soak/accounting.js';
+import { readCarrierLog } from './soak/carrier-log.js';
+
+const DATABASE_URL = process.env.DATABASE_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** Redis database 5: the tests use 1 and 2; the soak deletes its own keys there before and after each run. */
+const REDIS_URL = `${process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'}/5`;
+const ADMIN_TOKEN = `soak-admin-${randomBytes(8).toString('hex')}`;
+const JWT_SECRET = randomBytes(32).toString('hex');
+const ENGINE = path.join(ROOT, 'scripts/soak/silent-engine.ts');
+
+interface Options {
+  seed: number;
+  runs: number;
+  contacts: number;
+  ingestContacts: number;
+  duration: number;
+  kills: number;
+  settle: number;
+  keep: boolean;
+}
+
+function options(): Options {
+  const { values } = parseArgs({
+    options: {
+      seed: { type: 'string', default: '1' },
+      runs: { type: 'string', default: '20' },
+      contacts: { type: 'string', default: '300' },
+      'ingest-contacts': { type: 'string', default: '20000' },
+      duration: { type: 'string', default: '60' },
+      kills: { type: 'string', default: '4' },
+      settle: { type: 'string', default: '240' },
+      keep: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(
+      'npm run soak -- [--seed 1] [--runs 20] [--contacts 300] [--ingest-contacts 20000] [--duration 60] [--kills 4] [--settle 240] [--keep]\n',
+    );
+    process.exit(0);
+  }
+  const int = (name: string, raw: string, min: number, max: number) => {
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      process.stderr.write(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"\n`);
+      process.exit(2);
+    }
+    return value;
+  };
+  return {
+    seed: int('seed', values.seed, 0, 2 ** 31),
+    runs: int('runs', values.runs, 1, 1000),
+    contacts: int('contacts', values.contacts, 10, 20_000),
+    ingestContacts: int('ingest-contacts', values['ingest-contacts'], 0, 100_000),
+    duration: int('duration', values.duration, 5, 3600),
+    kills: int('kills', values.kills, 0, 100),
+    settle: int('settle', values.settle, 30, 3600),
+    keep: values.keep,
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+/** One outdial process of a run (the API or a worker), killed and started again under one name. */
+class Role {
+  private child: Child | null = null;
+  private starting: Promise<void> | null = null;
+  private closed = false;
+  starts = 0;
+  kills = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly args: string[],
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly ready: RegExp,
+    private readonly logFile: string,
+  ) {}
+
+  start(): Promise<void> {
+    // A restart timer that fires after the run stopped (a failed run) must not leave a process behind.
+    if (this.closed) return Promise.resolve();
+    this.starting ??= (async () => {
+      this.starts++;
+      const child = startCli(this.args, this.env);
+      this.child = child;
+      void child.exited().then(() => this.saveLog(child));
+      // tsx compiles the sources at each start: 5-20 s on this busy 2-core machine.
+      await child.waitFor(this.ready, 120_000);
+    })();
+    return this.starting;
+  }
+
+  /** Resolves once the process is up (it may be starting again after a kill). */
+  async up(): Promise<void> {
+    await (this.starting ?? this.start());
+  }
+
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.kills++;
+    this.child = null;
+    this.starting = null;
+    await child.stop('SIGKILL');
+  }
+
+  /** A clean stop (SIGTERM), or SIGKILL after 20 s; no start after it. */
+  async stop(): Promise<void> {
+    this.closed = true;
+    const child = this.child;
+    this.child = null;
+    this.starting = null;
+    if (!child) return;
+    const timer = setTimeout(() => child.process.kill('SIGKILL'), 20_000);
+    await child.stop('SIGTERM');
+    clearTimeout(timer);
+  }
+
+  private saveLog(child: Child): void {
+    fs.appendFileSync(
+      this.logFile,
+      `--- ${this.name} start ${this.starts}, exit ${child.process.exitCode ?? child.process.signalCode}\n${child.output()}${child.stderr()}`,
+    );
+  }
+}
+
+/** A request to the API with a bound on its time; network errors are returned, not thrown. */
+async function call(
+  base: string,
+  method: string,
+  url: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  try {
+    const res = await fetch(`${base}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  } catch (error) {
+    return { status: 0, json: { error: (error as Error).message } };
+  }
+}
+
+async function must(
+  promise: Promise<{ status: number; json: Record<string, unknown> }>,
+  status: number,
+  what: string,
+) {
+  const res = await promise;
+  if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json;
+}
+
+/**
+ * The last digit of a number decides what the carrier does (test/fixtures/sipp/soak-carrier.xml);
+ * these weights make about 63% answered (3% for 48 s), 17% busy, 10% unanswered, and 10% refused
+ * for capacity on half of their INVITEs (answered otherwise).
+ */
+const OUTCOME_WEIGHTS: Array<[digit: number, weight: number]> = [
+  [0, 15],
+  [1, 12],
+  [2, 8],
+  [3, 3],
+  [4, 10],
+  [5, 7],
+  [6, 10],
+  [7, 10],
+  [8, 15],
+  [9, 10],
+];
+
+function outcomeDigit(rand: () => number): number {
+  let pick = rand() * 100;
+  for (const [digit, weight] of OUTCOME_WEIGHTS) {
+    pick -= weight;
+    if (pick < 0) return digit;
+  }
+  return 9;
+}
+
+/** `count` distinct numbers under an area code, each ending in a seeded outcome digit. */
+function numbers(area: number, count: number, rand: () => number): string[] {
+  return Array.from({ length: count }, (_, i) => `+1${area}${2_000_000 + i * 10 + outcomeDigit(rand)}`);
+}
+
+interface RunResult {
+  totals: RunTotals;
+  kills: number;
+  ingestKillLanded: boolean | null;
+  seconds: number;
+  settled: boolean;
+}
+
+async function deleteKeys(): Promise<void> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    for (let rounds = 0; rounds < 10_000; rounds++) {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', 'outdial:*', 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+      if (cursor === '0') break;
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function runOnce(index: number, seed: number, opts: Options): Promise<RunResult> {
+  const started = Date.now();
+  const rand = seededRandom(seed);
+  const schema = `soak_${seed}_${randomBytes(3).toString('hex')}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `outdial-soak-${seed}-`));
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await deleteKeys();
+  const roles: Role[] = [];
+  let sipp: Sipp | null = null;
+  const carrierLog = path.join(dir, 'carrier.log');
+  try {
+    // The whole run's bound, for sipp's own timeout too.
+    const bound = opts.duration + opts.settle + 300;
+    sipp = await startSipp('soak-carrier', {
+      calls: 10_000_000,
+      messageLog: carrierLog,
+      timeoutSeconds: bound,
+      cwd: dir,
+    });
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env = (name: string, rtp: string) => {
+      const dataDir = path.join(dir, name);
+      fs.mkdirSync(dataDir);
+      return childEnv({
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        OUTDIAL_DATA_DIR: dataDir,
+        DATABASE_URL: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+        REDIS_URL,
+        OUTDIAL_ADMIN_TOKEN: ADMIN_TOKEN,
+        OUTDIAL_JWT_SECRET: JWT_SECRET,
+        OUTDIAL_SEED_DEMO: 'false',
+        OUTDIAL_SIP_BIND: '127.0.0.1',
+        OUTDIAL_SIP_PORT: '0',
+        OUTDIAL_RTP_PORTS: rtp,
+        OUTDIAL_SIP_RING_TIMEOUT_MS: '3000',
+        OUTDIAL_AMD: 'false',
+        OUTDIAL_CONVERSATION_ENGINE: ENGINE,
+      });
+    };
+    const logFile = path.join(dir, 'processes.log');
+    const api = new Role('api', ['api'], env('api', '45000-45199'), /listening on/, logFile);
+    const workers = [1, 2].map(
+      (n) =>
+        new Role(
+          `worker${n}`,
+          ['worker'],
+          env(`worker${n}`, `${45_000 + n * 1000}-${45_999 + n * 1000}`),
+          /worker running/,
+          logFile,
+        ),
+    );
+    roles.push(api, ...workers);
+    await api.start();
+    await Promise.all(workers.map((worker) => worker.start()));
+
+    // The customer: a user with ample minutes, a key, a trunk to sipp whose caps make calls wait
+    // for a place, and an agent that dials through it.
+    const user = await must(
+      call(base, 'POST', '/admin/v1/users', ADMIN_TOKEN, { name: 'Soak', minutes: 1_000_000 }),
+      201,
+      'create user',
+    );
+    const userId = String(user.id);
+    const key = String(
+      (await must(call(base, 'POST', '/admin/v1/keys', ADMIN_TOKEN, { userId }), 201, 'create key')).key,
+    );
+    const trunk = await must(
+      call(base, 'POST', '/admin/v1/sip-trunks', ADMIN_TOKEN, {
+        userId,
+        name: 'sipp',
+        host: '127.0.0.1',
+        port: sipp.port,
+        fromNumber: '+14155550100',
+        maxCallsPerSecond: 20,
+        maxConcurrentCalls: 30,
+      }),
+      201,
+      'create trunk',
+    );
+    const agent = await must(
+      call(base, 'POST', '/admin/v1/agents', ADMIN_TOKEN, {
+        userId,
+        name: 'Soak agent',
+        sipTrunkId: trunk.id,
+        basicDetails: { agent_name: 'Ava', agentLanguage: 'en-us', prompts: [] },
+      }),
+      201,
+      'create agent',
+    );
+    const agentId = String(agent.id);
+
+    const accepted: string[] = [];
+    const scheduled: string[] = [];
+    const dialedBatches: string[] = [];
+    let ingestBatch: string | null = null;
+    // Two attempts (busy and unanswered numbers are retried after 5 s), except where said: with one
+    // attempt, an attempt used up without a dial leaves its contact never called, that is lost.
+    const submit = async (
+      phones: string[],
+      rate: number,
+      extra: Record<string, unknown> = {},
+      maxAttempts = 2,
+    ): Promise<string | null> => {
+      await api.up();
+      const res = await call(base, 'POST', '/api/v1/batch', key, {
+        agentId,
+        userId,
+        contacts: phones.map((phoneNumber, i) => ({ phoneNumber, name: `Contact ${i}` })),
+        options: {
+          maxCallsPerSecond: rate,
+          retryStrategy: { maxAttempts, noAnswerDelay: 5000, busyDelay: 5000 },
+          ...extra,
+        },
+      });
+      if (res.status !== 202) {
+        log(
+          `  batch of ${phones.length} not accepted: ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`,
+        );
+        return null;
+      }
+      return String(res.json.batchId);
+    };
+    const dialBatch = async (phones: string[], rate: number, maxAttempts = 2) => {
+      const id = await submit(phones, rate, {}, maxAttempts);
+      if (id) {
+        accepted.push(...phones);
+        dialedBatches.push(id);
+      }
+    };
+
+    // The plan, all drawn from the seed: batch sizes, when each process is killed, how long it stays down.
+    const first = Math.round(opts.contacts * 0.3);
+    const large = Math.round(opts.contacts * 0.45);
+    const last = opts.contacts - first - large;
+    const phones = {
+      first: numbers(212, first, rand),
+      large: numbers(415, large, rand),
+      last: numbers(646, last, rand),
+      ingest: numbers(312, opts.ingestContacts, rand),
+    };
+    const ingestKillMs = Math.floor(rand() * 300);
+    const kills = Array.from({ length: Math.max(0, opts.kills - 1) }, () => ({
+      at: 5000 + rand() * (opts.duration * 1000 - 5000),
+      role: rand() < 0.2 ? api : (workers[rand() < 0.5 ? 0 : 1] ?? api),
+      downMs: 500 + rand() * 2500,
+    })).sort((a, b) => a.at - b.at);
+    const restartAfter = (role: Role, ms: number) =>
+      sleep(ms).then(() => role.start().catch((error: unknown) => log(`  ${role.name}: ${String(error)}`)));
+
+    const t0 = Date.now();
+    await dialBatch(phones.first, 5);
+    // The large batch lands while the API still ingests a far larger one; the API is killed then.
+    let ingestKillLanded: boolean | null = null;
+    if (opts.ingestContacts > 0 && opts.kills > 0) {
+      ingestBatch = await submit(phones.ingest, 10, {
+        scheduledStartTime: new Date(Date.now() + 24 * 3600_000).toISOString(),
+      });
+      if (ingestBatch) {
+        scheduled.push(...phones.ingest);
+        await sleep(ingestKillMs);
+        await api.kill();
+        const row = await admin.query<{ status: string }>(
+          `select status from ${schema}.batches where id = $1`,
+          [ingestBatch],
+        );
+        ingestKillLanded = row.rows[0]?.status === 'ingesting';
+        void restartAfter(api, 500 + rand() * 2500);
+      }
+    }
+    await dialBatch(phones.large, 10, 1);
+    let lastSent = false;
+    for (const kill of kills) {
+      if (!lastSent && kill.at > (opts.duration * 1000) / 2) {
+        await dialBatch(phones.last, 5);
+        lastSent = true;
+      }
+      const wait = t0 + kill.at - Date.now();
+      if (wait > 0) await sleep(wait);
+      // A process that is still coming back from the previous kill is killed once it is up.
+      await kill.role.up();
+      if (kill.role === api) await sleep(rand() * 200); // not while a submission is in flight
+      await kill.role.kill();
+      void restartAfter(kill.role, kill.downMs);
+    }
+    if (!lastSent) await dialBatch(phones.last, 5);
+    const windowLeft = t0 + opts.duration * 1000 - Date.now();
+    if (windowLeft > 0) await sleep(windowLeft);
+    await Promise.all(roles.map((role) => role.up()));
+
+    // Settle: every dialed batch finished and no call ONGOING, within a bound.
+    const deadline = Date.now() + opts.settle * 1000;
+    let settled = false;
+    while (Date.now() < deadline) {
+      const open = await admin.query<{ n: number }>(
+        `select (select count(*) from ${schema}.batches where id = any($1::text[])
+                   and status not in ('completed', 'cancelled', 'failed'))
+              + (select count(*) from ${schema}.calls where status = 'ONGOING') as n`,
+        [dialedBatches],
+      );
+      if (Number(open.rows[0]?.n) === 0) {
+        settled = true;
+        break;
+      }
+      await sleep(2000);
+    }
+    // sipp's last BYEs and their answers.
+    await sleep(2000);
+    for (const role of roles) await role.stop();
+    sipp.child.kill('SIGTERM');
+    await Promise.race([sipp.done, sleep(10_000)]);
+
+    const q = async <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
+      (await admin.query<T>(text, values)).rows;
+    const ingested = new Set(
+      (await q<{ phone_number: string }>(`select phone_number from ${schema}.batch_contacts`)).map(
+        (row) => row.phone_number,
+      ),
+    );
+    const notDone = await q<{ n: number }>(
+      `select count(*)::int as n from ${schema}.batch_contacts where batch_id = any($1::text[]) and state in ('queued', 'dialing')`,
+      [dialedBatches],
+    );
+    const openBatches = await q<{ n: number }>(
+      `select count(*)::int as n from ${schema}.batches where id = any($1::text[]) and status not in ('completed', 'cancelled', 'failed')`,
+      [dialedBatches],
+    );
+    const attempts = (
+      await q<{
+        id: string;
+        phone_number: string;
+        status: string;
+        error: string | null;
+        minutes_charged: number;
+      }>(`select id, phone_number, status, error, minutes_charged from ${schema}.calls`)
+    ).map<AttemptRow>((row) => ({
+      id: row.id,
+      phoneNumber: row.phone_number,
+      status: row.status,
+      error: row.error,
+      minutesCharged: row.minutes_charged,
+    }));
+    const balance = await q<{ available_minutes: number }>(
+      `select available_minutes from ${schema}.users where id = $1`,
+      [userId],
+    );
+    const totals = account({
+      accepted,
+      ingested,
+      contactsNotDone: notDone[0]?.n ?? 0,
+      batchesNotDone: openBatches[0]?.n ?? 0,
+      attempts,
+      carrier: [...readCarrierLog(fs.readFileSync(carrierLog, 'utf8')).values()],
+      balanceTaken: 1_000_000 - (balance[0]?.available_minutes ?? 1_000_000),
+    });
+    // The scheduled batch is not dialed in the run: its contacts are lost when they were never ingested.
+    const scheduledLost = scheduled.filter((phone) => !ingested.has(phone)).length;
+    totals.lost += scheduledLost;
+    totals.notIngested += scheduledLost;
+    totals.acceptedToIngest = scheduled.length;
+    const result: RunResult = {
+      totals,
+      kills: roles.reduce((sum, role) => sum + role.kills, 0),
+      ingestKillLanded,
+      seconds: Math.round((Date.now() - started) / 1000),
+      settled,
+    };
+    log(runLine(index, seed, result));
+    return result;
+  } finally {
+    for (const role of roles) await role.stop().catch(() => {});
+    if (sipp && sipp.child.exitCode === null) sipp.child.kill('SIGKILL');
+    if (!opts.keep) await admin.query(`drop schema if exists ${schema} cascade`).catch(() => {});
+    await admin.end();
+    await deleteKeys().catch(() => {});
+    if (opts.keep)
+      log(
+        `  kept ${dir} (carrier.log: sipp's message log; processes.log: every process's output) and schema ${schema}`,
+      );
+    else fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function runLine(index: number, seed: number, r: RunResult): string {
+  const t = r.totals;
+  return `run ${index + 1} seed ${seed}: ${[
+    `accepted ${t.accepted} + ${t.acceptedToIngest} to ingest`,
+    `lost ${t.lost} (never ingested ${t.notIngested})`,
+    `dialed twice ${t.dialedTwice} (numbers ${t.numbersDialedTwice})`,
+    `stuck ${t.stuck}${r.settled ? '' : ' (not settled)'}`,
+    `attempts without a dial ${t.attemptsWithoutDial}`,
+    `answered ${t.answeredCalls} calls ${t.answeredMinutes} min, charged ${t.chargedMinutes} min (balance -${t.balanceTaken}), under ${t.underCharged} over ${t.overCharged}`,
+    `kills ${r.kills}${r.ingestKillLanded === null ? '' : r.ingestKillLanded ? ' (one during ingest)' : ' (ingest done before the kill)'}`,
+    `${r.seconds} s`,
+  ].join(' | ')}`;
+}
+
+function table(sum: RunTotals, runs: number, kills: number, seconds: number): string {
+  const rows: Array<[string, number | string]> = [
+    ['runs', runs],
+    ['SIGKILLs', kills],
+    ['contacts accepted, dialed batches', sum.accepted],
+    ['contacts accepted, scheduled batch (ingest only)', sum.acceptedToIngest],
+    ['lost (accepted, never INVITEd)', sum.lost],
+    ['  of which never ingested', sum.notIngested],
+    ['INVITEs beyond one per attempt', sum.dialedTwice],
+    ['  numbers dialed twice', sum.numbersDialedTwice],
+    ['stuck (ONGOING calls, open contacts and batches)', sum.stuck],
+    ['attempts used without reaching the carrier', sum.attemptsWithoutDial],
+    ['answered calls (sipp)', sum.answeredCalls],
+    ['answered seconds (sipp)', sum.answeredSeconds],
+    ['answered minutes, as billed per call (sipp)', sum.answeredMinutes],
+    ['minutes charged (calls.minutes_charged)', sum.chargedMinutes],
+    ["minutes taken from the user's balance", sum.balanceTaken],
+    ['numbers charged less than answered', sum.underCharged],
+    ['numbers charged more than answered', sum.overCharged],
+    ['wall time (s)', seconds],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `${label.padEnd(width)}  ${String(value).padStart(8)}`).join('\n');
+}
+
+async function main(): Promise<void> {
+  const opts = options();
+  log(
+    `soak: ${opts.runs} run(s) from seed ${opts.seed}, ${opts.contacts} contacts dialed and ${opts.ingestContacts} ingested per run, ${opts.kills} SIGKILLs in ${opts.duration} s, settle within ${opts.settle} s`,
+  );
+  const started = Date.now();
+  let sum: RunTotals | null = null;
+  let kills = 0;
+  let failedRuns = 0;
+  for (let index = 0; index < opts.runs; index++) {
+    const seed = opts.seed + index;
+    try {
+      const result = await runOnce(index, seed, opts);
+      sum = sum ? addTotals(sum, result.totals) : result.totals;
+      kills += result.kills;
+      if (!result.settled) failedRuns++;
+    } catch (error) {
+      failedRuns++;
+      log(`run ${index + 1} seed ${seed}: could not complete: ${(error as Error).stack ?? String(error)}`);
+    }
+  }
+  if (!sum) {
+    log('soak: no run completed');
+    process.exit(1);
+  }
+  log('');
+  log(table(sum, opts.runs, kills, Math.round((Date.now() - started) / 1000)));
+  const missed = sum.lost + sum.dialedTwice + sum.stuck > 0 || failedRuns > 0;
+  log('');
+  log(
+    missed
+      ? `soak: target missed (0 lost, 0 dialed twice, 0 stuck${failedRuns ? `; ${failedRuns} run(s) did not settle or complete` : ''})`
+      : 'soak: target met: 0 lost, 0 dialed twice, 0 stuck',
+  );
+  process.exit(missed ? 1 : 0);
+}
+
+await main();
