@@ -13,6 +13,12 @@ export interface Config {
   publicUrl: string;
   adminToken: string | undefined;
   jwtSecret: string | undefined;
+  /** Seals secrets at rest (webhook secrets, trunk passwords); unset: generated into the data dir. */
+  encryptionKey: string | undefined;
+  /** Older encryption keys that still open sealed values during a rotation (never seal). */
+  previousEncryptionKeys: string[];
+  /** How long a signed recording URL works after it is issued. */
+  recordingUrlTtlHours: number;
   voiceProvider: 'simulator';
   simRingMs: number;
   simTalkMs: number;
@@ -105,6 +111,14 @@ function readString(env: Env, name: string): string | undefined {
   return raw ? raw : undefined;
 }
 
+/** A comma-separated list; empty parts are dropped. */
+function readList(env: Env, name: string): string[] {
+  return (readString(env, name) ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -126,6 +140,15 @@ export function loadConfig(env: Env = process.env): Config {
   const jwtSecret = readString(env, 'OUTDIAL_JWT_SECRET');
   if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
     throw new ConfigError('OUTDIAL_JWT_SECRET must be at least 32 bytes long');
+  }
+  const encryptionKey = readString(env, 'OUTDIAL_ENCRYPTION_KEY');
+  const previousEncryptionKeys = readList(env, 'OUTDIAL_PREVIOUS_ENCRYPTION_KEYS');
+  if (
+    [encryptionKey ?? 'x'.repeat(32), ...previousEncryptionKeys].some((key) => Buffer.byteLength(key) < 32)
+  ) {
+    throw new ConfigError(
+      'OUTDIAL_ENCRYPTION_KEY and each of OUTDIAL_PREVIOUS_ENCRYPTION_KEYS must be at least 32 bytes long',
+    );
   }
   const adminToken = readString(env, 'OUTDIAL_ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) {
@@ -160,6 +183,10 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     adminToken,
     jwtSecret,
+    encryptionKey,
+    previousEncryptionKeys,
+    // 7 days: a link in a webhook or a dashboard tab outlives the webhook retries and a weekend.
+    recordingUrlTtlHours: readInt(env, 'OUTDIAL_RECORDING_URL_TTL_HOURS', 168, 1, 8760),
     voiceProvider: 'simulator',
     simRingMs: readInt(env, 'OUTDIAL_SIM_RING_MS', 2000, 0, 600_000),
     simTalkMs: readInt(env, 'OUTDIAL_SIM_TALK_MS', 30_000, 0, 3_600_000),
@@ -181,10 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryDelaysMs: delays,
     webhookTimeoutMs: readInt(env, 'OUTDIAL_WEBHOOK_TIMEOUT_MS', 30_000, 100, 300_000),
     webhookConcurrency: readInt(env, 'OUTDIAL_WEBHOOK_CONCURRENCY', 100, 1, 10_000),
-    metricsAllow: (readString(env, 'OUTDIAL_METRICS_ALLOW') ?? '')
-      .split(',')
-      .map((part) => part.trim())
-      .filter((part) => part !== ''),
+    metricsAllow: readList(env, 'OUTDIAL_METRICS_ALLOW'),
     estimatedMinutesPerCall: readNumber(env, 'OUTDIAL_ESTIMATED_MINUTES_PER_CALL', 1, 0),
     maxConcurrentCalls: readInt(env, 'OUTDIAL_MAX_CONCURRENT_CALLS', 200, 1, 100_000),
     llmUrl: readUrl(env, 'OUTDIAL_LLM_URL', ['http:', 'https:']),

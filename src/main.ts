@@ -32,6 +32,7 @@ import { BatchExport } from './services/export.js';
 import { HealthService } from './services/health.js';
 import { BatchIngester } from './services/ingest.js';
 import { KeyService } from './services/keys.js';
+import { resealAtStart, Sealer } from './services/sealing.js';
 import { loadSecrets } from './services/secrets.js';
 import { SipTrunkService } from './services/sip-trunks.js';
 import { UserService } from './services/users.js';
@@ -102,6 +103,12 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const secrets = loadSecrets(config.dataDir, {
     ...(config.adminToken ? { adminToken: config.adminToken } : {}),
     ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
+    ...(config.encryptionKey ? { encryptionKey: config.encryptionKey } : {}),
+  });
+  const sealer = new Sealer({
+    current: secrets.encryptionKey,
+    previous: config.previousEncryptionKeys,
+    legacyJwtSecret: secrets.jwtSecret,
   });
   const database =
     overrides.database ??
@@ -109,6 +116,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const opened: Array<() => Promise<void>> = overrides.database ? [] : [() => database.close()];
   try {
     await migrate(database);
+    await resealAtStart(database.db, sealer, logger);
     const cache =
       overrides.cache ??
       (config.redisUrl ? new RedisLiveCache({ url: config.redisUrl }) : new MemoryLiveCache());
@@ -169,6 +177,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       clock,
       logger,
       jwtSecret: secrets.jwtSecret,
+      sealer,
       metrics,
     };
     trunks = new SipTrunkService(deps);

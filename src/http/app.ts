@@ -100,10 +100,28 @@ function makeAjv(options: AjvOptions): Ajv {
   return ajv;
 }
 
+/** A URL as the request log may show it: every `token` query value (signed recording links) hidden. */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]token=)[^&#]*/gi, '$1[redacted]');
+}
+
+/**
+ * What the request log keeps of a request: never a header (Authorization, Cookie) and never a
+ * token in the query string, since a signed recording URL is itself a credential.
+ */
+const LOG_SERIALIZERS = {
+  req: (req: { method: string; url: string; host?: string; ip?: string }) => ({
+    method: req.method,
+    url: redactUrl(req.url),
+    host: req.host,
+    remoteAddress: req.ip,
+  }),
+};
+
 /** Builds the HTTP app without listening: tests inject requests, main.ts listens. */
 export async function buildApp(options: BuildAppOptions): Promise<App> {
   const app = Fastify({
-    loggerInstance: options.logger,
+    loggerInstance: options.logger.child({}, { serializers: LOG_SERIALIZERS }),
     bodyLimit: DEFAULT_BODY_LIMIT,
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,

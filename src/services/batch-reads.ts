@@ -4,6 +4,7 @@ import type { CallStatus } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import type { LiveCallStatus } from '../ports.js';
 import type { Deps } from './deps.js';
+import { RecordingLinks } from './recording-links.js';
 
 export interface BatchStatistics {
   batchId: string;
@@ -75,7 +76,11 @@ export class BatchReads {
     string,
     { at: number; batchId: string; value: Promise<BatchStatistics>; json: string | null }
   >();
-  constructor(private readonly deps: Deps) {}
+  private readonly links: RecordingLinks;
+
+  constructor(private readonly deps: Deps) {
+    this.links = new RecordingLinks(deps);
+  }
 
   /** The persistent view (`GET /api/v1/batch/check-status` and `links.status`). `limit` null = all calls. */
   /**
@@ -239,7 +244,8 @@ export class BatchReads {
         phoneNumber: entry.phoneNumber,
         error: entry.error,
         duration: entry.duration,
-        recordingUrl: entry.recordingUrl,
+        // The cached link was issued when the call ended: issue a fresh one.
+        recordingUrl: this.links.url(entry.callId, entry.status, entry.duration),
       }));
     return { batchId, calls };
   }

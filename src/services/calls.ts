@@ -1,4 +1,3 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import { type Db, json } from '../adapters/postgres/database.js';
 import { metricSchemaFor, toMetricConfig } from '../domain/analysis.js';
@@ -17,6 +16,7 @@ import type {
   VoiceProvider,
 } from '../ports.js';
 import type { Deps } from './deps.js';
+import { RecordingLinks } from './recording-links.js';
 import { assertWebhookUrls, queueWebhook } from './webhooks.js';
 
 export interface CallerDetails {
@@ -433,7 +433,8 @@ export class CallService {
     if (cached) {
       if (cached.userId !== userId) throw new AppError('NOT_FOUND');
       const { userId: _owner, ...status } = cached;
-      return status;
+      // The cached link was issued when the call ended: issue a fresh one.
+      return { ...status, recordingUrl: this.recordingUrl(status.callId, status.status, status.duration) };
     }
     const row = await this.deps.db
       .selectFrom('calls')
@@ -597,25 +598,22 @@ export class CallService {
     return handled;
   }
 
+  /** Signed, expiring recording links; a fresh one on every read of a call (stateless, cheap to make). */
+  private get links(): RecordingLinks {
+    return new RecordingLinks(this.deps);
+  }
+
   recordingUrl(callId: string, status: CallStatus, duration: number | null): string | null {
-    const path = this.recordingPath(callId, status, duration);
-    return path ? `${this.deps.config.publicUrl}${path}` : null;
+    return this.links.url(callId, status, duration);
   }
 
   /** The signed recording path (no host) of an ended, answered call; for pages outdial serves itself. */
   recordingPath(callId: string, status: CallStatus, duration: number | null): string | null {
-    if (status === 'ONGOING' || !duration) return null;
-    return `/api/v1/calls/${callId}/recording.wav?token=${this.recordingToken(callId)}`;
-  }
-
-  private recordingToken(callId: string): string {
-    return createHmac('sha256', this.deps.jwtSecret).update(`recording:${callId}`).digest('base64url');
+    return this.links.path(callId, status, duration);
   }
 
   private verifyRecordingToken(callId: string, token: string): boolean {
-    const expected = Buffer.from(this.recordingToken(callId));
-    const given = Buffer.from(token);
-    return expected.length === given.length && timingSafeEqual(expected, given);
+    return this.links.verify(callId, token);
   }
 
   private liveFromRow(row: CallRow): LiveCallEntry {

@@ -3,6 +3,7 @@ import type { Db } from '../adapters/postgres/database.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import type { Clock, LiveCache, VoiceProvider } from '../ports.js';
+import type { Sealer } from './sealing.js';
 
 /** What every service receives: built once in main.ts, passed down as one object. */
 export interface Deps {
@@ -13,5 +14,7 @@ export interface Deps {
   clock: Clock;
   logger: Logger;
   jwtSecret: string;
+  /** Seals and opens secrets at rest (never the JWT secret's job). */
+  sealer: Sealer;
   metrics: Metrics;
 }

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -135,6 +136,44 @@ export class KeyService {
     return cached.expiresAt === null || cached.expiresAt > now;
   }
 
+  /**
+   * Starts a dashboard session made from a key: returns the cookie's token, a random value of which
+   * only the SHA-256 is stored. Expired sessions of every user are cleared on the way.
+   */
+  async startSession(auth: AuthenticatedKey, ttlMs: number): Promise<string> {
+    const token = randomBytes(32).toString('base64url');
+    const now = this.deps.clock.now();
+    await this.deps.db.deleteFrom('dashboard_sessions').where('expires_at', '<=', now).execute();
+    await this.deps.db
+      .insertInto('dashboard_sessions')
+      .values({
+        id: sessionId(token),
+        user_id: auth.userId,
+        key_id: auth.keyId,
+        created_at: now,
+        expires_at: new Date(now.getTime() + ttlMs),
+      })
+      .execute();
+    return token;
+  }
+
+  /** The session a cookie's token names, while it is not signed out, expired, or its key revoked. */
+  async session(token: string): Promise<AuthenticatedKey | null> {
+    const row = await this.deps.db
+      .selectFrom('dashboard_sessions')
+      .select(['user_id', 'key_id'])
+      .where('id', '=', sessionId(token))
+      .where('expires_at', '>', this.deps.clock.now())
+      .executeTakeFirst();
+    if (!row) return null;
+    return (await this.isActive(row.key_id, row.user_id)) ? { userId: row.user_id, keyId: row.key_id } : null;
+  }
+
+  /** Signing out: the session is deleted, so a copy of its cookie no longer works anywhere. */
+  async endSession(token: string): Promise<void> {
+    await this.deps.db.deleteFrom('dashboard_sessions').where('id', '=', sessionId(token)).execute();
+  }
+
   async list(userId: string): Promise<ApiKeyView[]> {
     const rows = await this.deps.db
       .selectFrom('api_keys')
@@ -216,4 +255,8 @@ function toView(
     lastUsedAt: row.last_used_at?.toISOString() ?? null,
     status,
   };
+}
+
+function sessionId(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }

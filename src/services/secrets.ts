@@ -5,18 +5,20 @@ import path from 'node:path';
 export interface ServiceSecrets {
   adminToken: string;
   jwtSecret: string;
+  /** The key that seals secrets at rest; hosts that share a database must share it. */
+  encryptionKey: string;
   /** True when this start generated the admin token (it is printed once, then only kept in the file). */
   adminTokenGenerated: boolean;
 }
 
 /**
- * The admin token and the JWT signing secret come from the environment when set; otherwise they
+ * The admin token, the JWT signing secret and the encryption key come from the environment when set; otherwise they
  * are generated once into the data dir (mode 0600) and read back on later starts. The file is
  * created with O_EXCL, so two processes starting together agree on one value.
  */
 export function loadSecrets(
   dataDir: string,
-  fromEnv: { adminToken?: string; jwtSecret?: string },
+  fromEnv: { adminToken?: string; jwtSecret?: string; encryptionKey?: string },
 ): ServiceSecrets {
   fs.mkdirSync(dataDir, { recursive: true });
   const admin = fromEnv.adminToken
@@ -25,7 +27,15 @@ export function loadSecrets(
   const jwt = fromEnv.jwtSecret
     ? { value: fromEnv.jwtSecret, generated: false }
     : readOrCreate(path.join(dataDir, 'jwt-secret'), () => randomBytes(48).toString('base64url'));
-  return { adminToken: admin.value, jwtSecret: jwt.value, adminTokenGenerated: admin.generated };
+  const encryption = fromEnv.encryptionKey
+    ? { value: fromEnv.encryptionKey }
+    : readOrCreate(path.join(dataDir, 'encryption-key'), () => randomBytes(32).toString('base64url'));
+  return {
+    adminToken: admin.value,
+    jwtSecret: jwt.value,
+    encryptionKey: encryption.value,
+    adminTokenGenerated: admin.generated,
+  };
 }
 
 function readOrCreate(file: string, make: () => string): { value: string; generated: boolean } {

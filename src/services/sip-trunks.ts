@@ -1,4 +1,3 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { SipTrunksTable } from '../adapters/postgres/database.js';
 import type { SipTrunk } from '../adapters/voice/sip/provider.js';
@@ -36,29 +35,6 @@ export interface SipTrunkInput {
   maxConcurrentCalls?: number | null;
 }
 
-/**
- * Secrets at rest: AES-256-GCM under a key derived from the service's JWT secret, so a database
- * dump alone does not reveal a carrier password. `v1:` + base64(iv | tag | ciphertext).
- */
-export class SecretBox {
-  private readonly key: Buffer;
-  constructor(secret: string) {
-    this.key = createHash('sha256').update(`outdial:sip-trunk-passwords:${secret}`).digest();
-  }
-  seal(plain: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return `v1:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
-  }
-  open(sealed: string): string {
-    const raw = Buffer.from(sealed.replace(/^v1:/, ''), 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-  }
-}
-
 const HOST =
   /^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$|^\d{1,3}(\.\d{1,3}){3}$|^\[[0-9a-fA-F:.]+\]$/;
 
@@ -67,11 +43,7 @@ function invalid(field: string, message: string): AppError {
 }
 
 export class SipTrunkService {
-  private readonly box: SecretBox;
-
-  constructor(private readonly deps: Deps) {
-    this.box = new SecretBox(deps.jwtSecret);
-  }
+  constructor(private readonly deps: Deps) {}
 
   async create(
     userId: string,
@@ -94,7 +66,7 @@ export class SipTrunkService {
         port: input.port ?? 5060,
         transport: input.transport ?? 'udp',
         username: input.username ?? null,
-        password_encrypted: input.password ? this.box.seal(input.password) : null,
+        password_encrypted: input.password ? this.deps.sealer.seal(input.password) : null,
         from_number: checked.fromNumber ?? input.fromNumber,
         max_calls_per_second: input.maxCallsPerSecond ?? null,
         max_concurrent_calls: input.maxConcurrentCalls ?? null,
@@ -137,7 +109,7 @@ export class SipTrunkService {
         ...(input.username === undefined ? {} : { username: input.username }),
         ...(input.password === undefined
           ? {}
-          : { password_encrypted: input.password ? this.box.seal(input.password) : null }),
+          : { password_encrypted: input.password ? this.deps.sealer.seal(input.password) : null }),
         ...(checked.fromNumber === undefined ? {} : { from_number: checked.fromNumber }),
         ...(input.maxCallsPerSecond === undefined ? {} : { max_calls_per_second: input.maxCallsPerSecond }),
         ...(input.maxConcurrentCalls === undefined ? {} : { max_concurrent_calls: input.maxConcurrentCalls }),
@@ -184,7 +156,7 @@ export class SipTrunkService {
       host: row.host,
       port: row.port,
       username: row.username,
-      password: row.password_encrypted ? this.box.open(row.password_encrypted) : null,
+      password: row.password_encrypted ? this.deps.sealer.open(row.password_encrypted) : null,
       fromNumber: row.from_number,
       maxCallsPerSecond: row.max_calls_per_second,
       maxConcurrentCalls: row.max_concurrent_calls,

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { Deps } from './deps.js';
+import type { Sealer } from './sealing.js';
 
 export interface UserView {
   id: string;
@@ -18,8 +19,35 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
+/** The stored secret columns of a user, sealed (or, in a database from before sealing, clear). */
+export interface StoredWebhookSecrets {
+  webhook_secret: string;
+  previous_webhook_secret: string | null;
+  webhook_secret_rotated_at: Date | null;
+}
+
+/**
+ * The one rule for which secrets sign now: the current one, and the previous one while a
+ * rotation's overlap lasts; opened, never the sealed text.
+ */
+export function openWebhookSecrets(
+  row: StoredWebhookSecrets,
+  sealer: Sealer,
+  now: Date,
+): { secret: string; previousSecret: string | null } {
+  const overlapping =
+    row.previous_webhook_secret !== null &&
+    row.webhook_secret_rotated_at !== null &&
+    now.getTime() - row.webhook_secret_rotated_at.getTime() < WEBHOOK_SECRET_OVERLAP_MS;
+  return {
+    secret: sealer.open(row.webhook_secret),
+    previousSecret:
+      overlapping && row.previous_webhook_secret ? sealer.open(row.previous_webhook_secret) : null,
+  };
+}
+
 export class UserService {
-  constructor(private readonly deps: Pick<Deps, 'db' | 'clock'>) {}
+  constructor(private readonly deps: Pick<Deps, 'db' | 'clock' | 'sealer'>) {}
 
   async create(input: { name: string; email?: string; minutes?: number }): Promise<UserView> {
     const row = await this.deps.db
@@ -29,7 +57,7 @@ export class UserService {
         name: input.name,
         email: input.email ?? null,
         available_minutes: input.minutes ?? 0,
-        webhook_secret: newWebhookSecret(),
+        webhook_secret: this.deps.sealer.seal(newWebhookSecret()),
         previous_webhook_secret: null,
         webhook_secret_rotated_at: null,
       })
@@ -69,14 +97,8 @@ export class UserService {
       .where('id', '=', userId)
       .executeTakeFirst();
     if (!row) throw new AppError('NOT_FOUND', 'User not found');
-    const now = this.deps.clock.now().getTime();
-    const overlapping =
-      row.previous_webhook_secret !== null &&
-      row.webhook_secret_rotated_at !== null &&
-      now - row.webhook_secret_rotated_at.getTime() < WEBHOOK_SECRET_OVERLAP_MS;
     return {
-      secret: row.webhook_secret,
-      previousSecret: overlapping ? row.previous_webhook_secret : null,
+      ...openWebhookSecrets(row, this.deps.sealer, this.deps.clock.now()),
       rotatedAt: row.webhook_secret_rotated_at?.toISOString() ?? null,
     };
   }
@@ -87,8 +109,9 @@ export class UserService {
     const row = await this.deps.db
       .updateTable('users')
       .set({
+        // The sealed value moves as it is: sealing is per value, not per column.
         previous_webhook_secret: sql`webhook_secret`,
-        webhook_secret: newWebhookSecret(),
+        webhook_secret: this.deps.sealer.seal(newWebhookSecret()),
         webhook_secret_rotated_at: now,
         updated_at: now,
       })

@@ -4,7 +4,7 @@ import { newId } from '../domain/ids.js';
 import type { WebhookEvent, WebhookPayload } from '../domain/webhooks.js';
 import { checkWebhookUrl } from '../webhooks/address-guard.js';
 import type { Deps } from './deps.js';
-import { WEBHOOK_SECRET_OVERLAP_MS } from './users.js';
+import { openWebhookSecrets } from './users.js';
 
 export interface QueuedWebhook {
   userId: string;
@@ -178,23 +178,15 @@ export class WebhookService {
   async signingSecrets(userIds: string[]): Promise<Map<string, string[]>> {
     const result = new Map<string, string[]>();
     if (userIds.length === 0) return result;
-    const now = this.deps.clock.now().getTime();
+    const now = this.deps.clock.now();
     const rows = await this.deps.db
       .selectFrom('users')
       .select(['id', 'webhook_secret', 'previous_webhook_secret', 'webhook_secret_rotated_at'])
       .where('id', 'in', userIds)
       .execute();
     for (const row of rows) {
-      const overlapping =
-        row.previous_webhook_secret !== null &&
-        row.webhook_secret_rotated_at !== null &&
-        now - row.webhook_secret_rotated_at.getTime() < WEBHOOK_SECRET_OVERLAP_MS;
-      result.set(
-        row.id,
-        overlapping && row.previous_webhook_secret
-          ? [row.webhook_secret, row.previous_webhook_secret]
-          : [row.webhook_secret],
-      );
+      const { secret, previousSecret } = openWebhookSecrets(row, this.deps.sealer, now);
+      result.set(row.id, previousSecret ? [secret, previousSecret] : [secret]);
     }
     return result;
   }

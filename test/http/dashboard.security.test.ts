@@ -165,4 +165,37 @@ describe('dashboard security', () => {
     await t.admin('DELETE', `/admin/v1/keys/${id}`);
     expect((await browser.get('/dashboard')).statusCode).toBe(303);
   });
+
+  it('ends the session on the server at sign-out: a copy of the cookie is refused', async () => {
+    const browser = new Browser();
+    await browser.signIn(bob.key);
+    expect((await browser.get('/dashboard')).statusCode).toBe(200);
+    const token = browser.cookies.get('outdial_session') ?? '';
+    expect(token).not.toBe('');
+    const sessions = () =>
+      t.runtime.database.db
+        .selectFrom('dashboard_sessions')
+        .selectAll()
+        .where('user_id', '=', bob.userId)
+        .execute();
+    // The server keeps the session, never the cookie's token itself.
+    const [row] = await sessions();
+    expect(row).toBeDefined();
+    expect(JSON.stringify(row)).not.toContain(decodeURIComponent(token));
+
+    const copy = new Browser();
+    copy.cookies = new Map(browser.cookies);
+    expect((await copy.get('/dashboard')).statusCode).toBe(200);
+
+    const csrf = await browser.csrf('/dashboard');
+    const out = await browser.post('/sign-out', { _csrf: csrf });
+    expect(out.statusCode).toBe(303);
+    expect(out.headers.location).toBe('/sign-in');
+
+    const page = await copy.get('/dashboard');
+    expect(page.statusCode).toBe(303);
+    expect(page.headers.location).toBe('/sign-in?next=%2Fdashboard');
+    expect((await copy.get('/dashboard/api/calls/call_x')).statusCode).toBe(401);
+    expect(await sessions()).toEqual([]);
+  });
 });

@@ -100,6 +100,9 @@ describe('loadConfig', () => {
     [{ OUTDIAL_SIP_PORT: '-1' }, 'OUTDIAL_SIP_PORT'],
     [{ OUTDIAL_AMD: 'sometimes' }, 'OUTDIAL_AMD'],
     [{ OUTDIAL_RECORDING_RETENTION_DAYS: '0' }, 'OUTDIAL_RECORDING_RETENTION_DAYS'],
+    [{ OUTDIAL_ENCRYPTION_KEY: 'short' }, 'OUTDIAL_ENCRYPTION_KEY'],
+    [{ OUTDIAL_PREVIOUS_ENCRYPTION_KEYS: `${'k'.repeat(32)},short` }, 'OUTDIAL_PREVIOUS_ENCRYPTION_KEYS'],
+    [{ OUTDIAL_RECORDING_URL_TTL_HOURS: '0' }, 'OUTDIAL_RECORDING_URL_TTL_HOURS'],
   ])('stops on %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);

@@ -34,6 +34,15 @@ export interface ApiKeysTable {
   last_used_at: NullableTimestamp;
 }
 
+export interface DashboardSessionsTable {
+  /** SHA-256 (hex) of the session cookie's token. */
+  id: string;
+  user_id: string;
+  key_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface AgentsTable {
   id: string;
   user_id: string;
@@ -190,6 +199,7 @@ export interface SchemaMigrationsTable {
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
+  dashboard_sessions: DashboardSessionsTable;
   agents: AgentsTable;
   contacts: ContactsTable;
   calls: CallsTable;

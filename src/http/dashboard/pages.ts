@@ -149,7 +149,7 @@ export function registerDashboard(
 
   app.post('/sign-out', async (request, reply) => {
     if (!checkForm(request, reply)) return reply;
-    sessions.signOut(reply);
+    await sessions.signOut(request, reply);
     return reply.redirect('/sign-in', 303);
   });
 

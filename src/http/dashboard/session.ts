@@ -1,18 +1,17 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { jwtVerify, SignJWT } from 'jose';
 import type { KeyService } from '../../services/keys.js';
 
 /**
  * Browser sessions of the dashboard. Signing in exchanges an API key for a session cookie
- * (httpOnly, SameSite=Lax, Secure over https): a JWT naming the user and the key, so revoking the
- * key ends every session made with it. Forms carry a CSRF token: an HMAC of a random per-browser
+ * (httpOnly, SameSite=Lax, Secure over https) holding a random token; the session itself is a row
+ * in the database (see KeyService.startSession), checked on every request: signing out deletes it,
+ * so a copied cookie stops working at once, and revoking the key ends every session made with it. Forms carry a CSRF token: an HMAC of a random per-browser
  * value kept in its own httpOnly cookie; a POST whose token or Origin does not match is refused.
  */
 export const SESSION_COOKIE = 'outdial_session';
 export const CSRF_COOKIE = 'outdial_csrf';
 const SESSION_HOURS = 12;
-const AUDIENCE = 'outdial-dashboard';
 
 export interface DashboardSession {
   userId: string;
@@ -65,13 +64,7 @@ export class Sessions {
   async signIn(apiKey: string, reply: FastifyReply): Promise<DashboardSession | null> {
     const auth = await this.keys.authenticate(apiKey.trim());
     if (!auth) return null;
-    const token = await new SignJWT({ kid: auth.keyId })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(auth.userId)
-      .setAudience(AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(`${SESSION_HOURS}h`)
-      .sign(this.key);
+    const token = await this.keys.startSession(auth, SESSION_HOURS * 3_600_000);
     this.appendCookie(
       reply,
       cookie(SESSION_COOKIE, token, {
@@ -83,26 +76,21 @@ export class Sessions {
     return auth;
   }
 
-  signOut(reply: FastifyReply): void {
+  /** Ends the session on the server (whoever holds a copy of the cookie) and clears the cookie. */
+  async signOut(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const token = parseCookies(request.headers.cookie)[SESSION_COOKIE];
+    if (token) await this.keys.endSession(token);
     this.appendCookie(
       reply,
       cookie(SESSION_COOKIE, '', { maxAge: 0, secure: this.secureCookies, sameSite: 'Lax' }),
     );
   }
 
-  /** The request's session, if its cookie is valid and the key it was made with still works. */
+  /** The request's session, if its cookie names a live session and the key it was made with still works. */
   async read(request: FastifyRequest): Promise<DashboardSession | null> {
     const token = parseCookies(request.headers.cookie)[SESSION_COOKIE];
     if (!token) return null;
-    try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], audience: AUDIENCE });
-      const userId = payload.sub;
-      const keyId = typeof payload.kid === 'string' ? payload.kid : undefined;
-      if (!userId || !keyId) return null;
-      return (await this.keys.isActive(keyId, userId)) ? { userId, keyId } : null;
-    } catch {
-      return null;
-    }
+    return this.keys.session(token);
   }
 
   /** The CSRF token for this browser's forms (setting its cookie on first use). */
