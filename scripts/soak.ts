@@ -22,6 +22,8 @@ const DATABASE_URL = process.env.DATABASE_TEST_URL ?? 'postgres://postgres@127.0
 const REDIS_URL = `${process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'}/5`;
 const ADMIN_TOKEN = `soak-admin-${randomBytes(8).toString('hex')}`;
 const JWT_SECRET = randomBytes(32).toString('hex');
+// Processes on separate data dirs must share the sealing key, as hosts of one deployment do.
+const ENCRYPTION_KEY = randomBytes(32).toString('hex');
 const ENGINE = path.join(ROOT, 'scripts/soak/silent-engine.ts');
 
 interface Options {
@@ -264,6 +266,7 @@ async function runOnce(index: number, seed: number, opts: Options): Promise<RunR
         REDIS_URL,
         OUTDIAL_ADMIN_TOKEN: ADMIN_TOKEN,
         OUTDIAL_JWT_SECRET: JWT_SECRET,
+        OUTDIAL_ENCRYPTION_KEY: ENCRYPTION_KEY,
         OUTDIAL_SEED_DEMO: 'false',
         OUTDIAL_SIP_BIND: '127.0.0.1',
         OUTDIAL_SIP_PORT: '0',
