@@ -3,6 +3,7 @@ import { type BatchStatus, batchRatios } from '../domain/batch.js';
 import type { CallStatus } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import type { LiveCallStatus } from '../ports.js';
+import type { CallService } from './calls.js';
 import type { Deps } from './deps.js';
 
 export interface BatchStatistics {
@@ -75,7 +76,10 @@ export class BatchReads {
     string,
     { at: number; batchId: string; value: Promise<BatchStatistics>; json: string | null }
   >();
-  constructor(private readonly deps: Deps) {}
+  constructor(
+    private readonly deps: Deps,
+    private readonly calls: Pick<CallService, 'liveCallsOfBatch'>,
+  ) {}
 
   /** The persistent view (`GET /api/v1/batch/check-status` and `links.status`). `limit` null = all calls. */
   /**
@@ -211,7 +215,11 @@ export class BatchReads {
     };
   }
 
-  /** The live view: every call of the batch from the cache (`GET /api/v1/status/batch`). */
+  /**
+   * The live view (`GET /api/v1/status/batch`): every call of the batch, from the cache, and from
+   * the database for the calls the cache no longer holds (a restart on the memory cache, an
+   * expired or flushed entry), as the live view of one call does.
+   */
   async liveStatus(
     userId: string,
     batchId: string,
@@ -223,14 +231,8 @@ export class BatchReads {
       .where('user_id', '=', userId)
       .executeTakeFirst();
     if (!batch) throw new AppError('NOT_FOUND');
-    let entries: Awaited<ReturnType<Deps['cache']['getBatchCalls']>> = [];
-    try {
-      entries = await this.deps.cache.getBatchCalls(batchId);
-    } catch (error) {
-      this.deps.logger.warn({ err: error, batchId }, 'live cache read failed');
-    }
+    const entries = await this.calls.liveCallsOfBatch(userId, batchId);
     const calls = entries
-      .filter((entry) => entry.userId === userId)
       .sort((a, b) => (a.startTime < b.startTime ? 1 : a.startTime > b.startTime ? -1 : 0))
       .map((entry) => ({
         callId: entry.callId,
