@@ -263,8 +263,8 @@ export class Dispatcher {
     const now = deps.clock.now();
     const agent = await this.agent(batch.agent_id);
     const claimed = await deps.db.transaction().execute(async (trx) => {
-      // Lock order everywhere: the batch row first, then its user, then its contacts, then calls. Holding the batch
-      // row also means a cancel or a failure that committed before us is seen here.
+      // Lock order everywhere: the batch row first, then its user, then its contacts, then calls.
+      // Holding the batch row also means a cancel or a failure that committed before us is seen here.
       const current = await trx
         .selectFrom('batches')
         .select('status')
