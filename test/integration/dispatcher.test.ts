@@ -248,6 +248,50 @@ describe(`dispatcher on ${STORE}`, () => {
     }
   });
 
+  it('the issue as reported: single calls cannot spend the minutes held by a batch that has dialed everyone, and the batch completes', async () => {
+    const receiver = await Receiver.start();
+    try {
+      t = await startTestApp({
+        workers: true,
+        env: { OUTDIAL_SIM_TALK_MS: '2000', OUTDIAL_WEBHOOK_ALLOW_PRIVATE: 'true' },
+        overrides: { dispatchTickMs: 20 },
+      });
+      const app = t;
+      const account = await app.createAccount({ minutes: 2 });
+      const batchId = await submit(app, account, {
+        contacts: numbers(2),
+        options: {
+          maxCallsPerSecond: 10,
+          webhooks: { onBatchComplete: receiver.url('/done'), onBatchFailed: receiver.url('/failed') },
+        },
+      });
+      await eventually(async () => {
+        const s = await status(app, account, batchId);
+        return s.recentCalls.length === 2 && s.recentCalls.every((c: RecentCall) => c.status === 'ONGOING')
+          ? s
+          : undefined;
+      }, 10_000);
+      // Voicemail (…0004) ends in a quarter of a conversation and is charged: before the batch's calls end.
+      for (const to of ['+14155550004', '+14155550104']) {
+        const single = await app.request({
+          method: 'POST',
+          url: '/api/v1/call/dial',
+          key: account.key,
+          payload: { to, agentConfigId: account.agentId },
+        });
+        expect(single.statusCode, single.body).toBe(402);
+      }
+      const done = await until(app, account, batchId, ['completed', 'failed'], 10_000);
+      expect(done.status).toBe('completed');
+      await eventually(async () => (receiver.on('/done').length === 1 ? true : undefined), 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(receiver.on('/failed')).toEqual([]);
+      expect((await app.admin('GET', `/admin/v1/users/${account.userId}`)).json().availableMinutes).toBe(0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it("keeps a user's batch and single calls within the user's maxConcurrentCalls: the batch waits for a free place, no attempt charged", async () => {
     t = await startTestApp({
       workers: true,
