@@ -67,7 +67,12 @@ export async function startBenchRuntime(
       headers: { authorization: 'Bearer bench-admin-token-0123456789', 'content-type': 'application/json' },
       body: JSON.stringify(body),
     }).then((r) => r.json() as Promise<Record<string, string>>);
-  const user = await admin('/admin/v1/users', { name: 'bench', minutes: 10_000_000 });
+  // The dispatch bench keeps hundreds of one user's calls up at once: far over the default limit of 10.
+  const user = await admin('/admin/v1/users', {
+    name: 'bench',
+    minutes: 10_000_000,
+    maxConcurrentCalls: 100_000,
+  });
   const agent = await admin('/admin/v1/agents', { userId: user.id, name: 'bench' });
   const key = await admin('/admin/v1/keys', { userId: user.id });
   return {

@@ -199,7 +199,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         dispatcher.released(event.callId);
       }
     });
-    const batchReads = new BatchReads(deps);
+    const batchReads = new BatchReads(deps, calls);
     const services = {
       keys: new KeyService(deps),
       users: new UserService(deps),

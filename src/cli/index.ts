@@ -60,13 +60,44 @@ users
   .requiredOption('--name <name>', 'display name')
   .option('--email <email>', 'email address')
   .option('--minutes <n>', 'call minutes to start with', integer)
+  .option('--max-concurrent-calls <n>', 'most calls in progress at once (default 10)', integer)
   .addOption(jsonOption())
-  .action(async (options: { name: string; email?: string; minutes?: number; json?: boolean }) => {
-    const { json, ...body } = options;
-    printResult(await client().post('/admin/v1/users', body), json, (user) => [
-      `Created user ${user.id} (${user.name}) with ${user.availableMinutes} minutes`,
-    ]);
-  });
+  .action(
+    async (options: {
+      name: string;
+      email?: string;
+      minutes?: number;
+      maxConcurrentCalls?: number;
+      json?: boolean;
+    }) => {
+      const { json, ...body } = options;
+      printResult(await client().post('/admin/v1/users', body), json, (user) => [
+        `Created user ${user.id} (${user.name}) with ${user.availableMinutes} minutes, at most ${user.maxConcurrentCalls} calls at once`,
+      ]);
+    },
+  );
+users
+  .command('update <userId>')
+  .description('change a user (minutes change with `credits add`)')
+  .option('--name <name>', 'display name')
+  .option('--email <email>', 'email address')
+  .option('--max-concurrent-calls <n>', 'most calls in progress at once', integer)
+  .addOption(jsonOption())
+  .action(
+    async (
+      userId: string,
+      options: { name?: string; email?: string; maxConcurrentCalls?: number; json?: boolean },
+    ) => {
+      const { json, ...body } = options;
+      printResult(
+        await client().patch(`/admin/v1/users/${encodeURIComponent(userId)}`, body),
+        json,
+        (user) => [
+          `Updated user ${user.id} (${user.name}): at most ${user.maxConcurrentCalls} calls at once`,
+        ],
+      );
+    },
+  );
 
 const credits = program.command('credits').description('call minutes');
 credits

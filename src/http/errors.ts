@@ -43,6 +43,7 @@ const RULES: Record<ErrorCode, ErrorRule> = {
   ROUTE_NOT_FOUND: { status: 404, error: 'Not Found', withCode: false, message: 'Route not found' },
   AGENT_NOT_FOUND: { status: 404, error: 'Agent not found or inactive', withCode: true },
   INSUFFICIENT_CREDITS: { status: 402, error: 'Insufficient call minutes', withCode: true },
+  CONCURRENCY_LIMIT: { status: 429, error: 'Too Many Requests', withCode: true },
   SCHEDULE_IN_PAST: {
     status: 400,
     error: 'Scheduled start time must be in the future',

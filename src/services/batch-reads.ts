@@ -3,6 +3,7 @@ import { type BatchStatus, batchRatios } from '../domain/batch.js';
 import type { CallStatus } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import type { LiveCallStatus } from '../ports.js';
+import type { CallService } from './calls.js';
 import type { Deps } from './deps.js';
 import { RecordingLinks } from './recording-links.js';
 
@@ -78,7 +79,10 @@ export class BatchReads {
   >();
   private readonly links: RecordingLinks;
 
-  constructor(private readonly deps: Deps) {
+  constructor(
+    private readonly deps: Deps,
+    private readonly calls: Pick<CallService, 'liveCallsOfBatch'>,
+  ) {
     this.links = new RecordingLinks(deps);
   }
 
@@ -216,7 +220,11 @@ export class BatchReads {
     };
   }
 
-  /** The live view: every call of the batch from the cache (`GET /api/v1/status/batch`). */
+  /**
+   * The live view (`GET /api/v1/status/batch`): every call of the batch, from the cache, and from
+   * the database for the calls the cache no longer holds (a restart on the memory cache, an
+   * expired or flushed entry), as the live view of one call does.
+   */
   async liveStatus(
     userId: string,
     batchId: string,
@@ -228,14 +236,8 @@ export class BatchReads {
       .where('user_id', '=', userId)
       .executeTakeFirst();
     if (!batch) throw new AppError('NOT_FOUND');
-    let entries: Awaited<ReturnType<Deps['cache']['getBatchCalls']>> = [];
-    try {
-      entries = await this.deps.cache.getBatchCalls(batchId);
-    } catch (error) {
-      this.deps.logger.warn({ err: error, batchId }, 'live cache read failed');
-    }
+    const entries = await this.calls.liveCallsOfBatch(userId, batchId);
     const calls = entries
-      .filter((entry) => entry.userId === userId)
       .sort((a, b) => (a.startTime < b.startTime ? 1 : a.startTime > b.startTime ? -1 : 0))
       .map((entry) => ({
         callId: entry.callId,

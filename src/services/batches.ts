@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { json } from '../adapters/postgres/database.js';
+import { type Db, json } from '../adapters/postgres/database.js';
 import {
   type BatchStatus,
   DEFAULT_RETRY,
@@ -220,9 +220,16 @@ export class BatchService {
   }
 
   /** Marks a batch failed (e.g. the user's minutes ran out): nothing queued is dialed any more. */
-  async fail(batchId: string, code: string, error: string): Promise<boolean> {
+  async fail(
+    batchId: string,
+    code: string,
+    error: string,
+    /** Checked first, in the failing transaction: the batch fails only when it holds. */
+    stillHolds?: (trx: Db) => Promise<boolean>,
+  ): Promise<boolean> {
     const { db, clock } = this.deps;
     return db.transaction().execute(async (trx) => {
+      if (stillHolds && !(await stillHolds(trx))) return false;
       const now = clock.now();
       const updated = await trx
         .updateTable('batches')

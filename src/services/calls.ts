@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { type Db, json } from '../adapters/postgres/database.js';
+import { dialAllowance, MINUTES_RESERVED_PER_CALL, type UserCallLoad } from '../domain/allowance.js';
 import { metricSchemaFor, toMetricConfig } from '../domain/analysis.js';
 import { type BatchStatus, batchRatios, nextStep } from '../domain/batch.js';
 import { type CallStatus, isSuccess, minutesToCharge, type TranscriptEntry } from '../domain/call.js';
@@ -15,6 +16,7 @@ import type {
   Recording,
   VoiceProvider,
 } from '../ports.js';
+import { callLoad } from './call-load.js';
 import type { Deps } from './deps.js';
 import { RecordingLinks } from './recording-links.js';
 import { assertWebhookUrls, queueWebhook } from './webhooks.js';
@@ -114,34 +116,23 @@ export class CallService {
         `Agent ${input.agentConfigId} does not exist, is inactive or is not yours`,
       );
     }
-    const user = await db
-      .selectFrom('users')
-      .select('available_minutes')
-      .where('id', '=', userId)
-      .executeTakeFirst();
-    if (!user) throw new AppError('UNAUTHORIZED');
-    if (user.available_minutes <= 0) {
-      throw new AppError(
-        'INSUFFICIENT_CREDITS',
-        `A call needs at least 1 minute; ${user.available_minutes} available`,
-        {
-          estimatedMinutesRequired: 1,
-          availableMinutes: user.available_minutes,
-        },
-      );
-    }
-
-    const contact = await this.resolveContact(userId, input);
     const dialAgent = agentForDial(agent);
     const callId = newId('call');
     const now = this.deps.clock.now();
+    let contactId: string | null = null;
+    let contact: Awaited<ReturnType<CallService['resolveContact']>>;
     let attempt = 1;
     try {
-      attempt = await db.transaction().execute(async (trx) => {
+      ({ contact, attempt } = await db.transaction().execute(async (trx) => {
+        // Credit and concurrency are decided under the user's row lock, in the transaction that
+        // records the dial intent, so two dials in any processes never both take the last place.
+        assertMayDial(await callLoad(trx, userId, { lock: true }));
+        const resolved = await this.resolveContact(trx, userId, input);
+        contactId = resolved.id;
         const earlier = await trx
           .selectFrom('calls')
           .select(sql<number>`count(*)::int`.as('n'))
-          .where('contact_id', '=', contact.id)
+          .where('contact_id', '=', resolved.id)
           .executeTakeFirstOrThrow();
         const attemptNumber = earlier.n + 1;
         await trx
@@ -150,10 +141,10 @@ export class CallService {
             id: callId,
             user_id: userId,
             agent_id: agent.id,
-            contact_id: contact.id,
+            contact_id: resolved.id,
             batch_id: null,
             status: 'ONGOING',
-            phone_number: contact.phone_number,
+            phone_number: resolved.phone_number,
             attempt: attemptNumber,
             provider: this.deps.provider.nameFor(dialAgent),
             error: null,
@@ -167,14 +158,14 @@ export class CallService {
             ended_at: null,
           })
           .execute();
-        return attemptNumber;
-      });
+        return { contact: resolved, attempt: attemptNumber };
+      }));
     } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
+      if (!isUniqueViolation(error) || contactId === null) throw error;
       const ongoing = await db
         .selectFrom('calls')
         .select('id')
-        .where('contact_id', '=', contact.id)
+        .where('contact_id', '=', contactId)
         .where('status', '=', 'ONGOING')
         .executeTakeFirst();
       throw new AppError('CALL_IN_PROGRESS', 'A call is already in progress for this contact', {
@@ -447,6 +438,37 @@ export class CallService {
     return status;
   }
 
+  /**
+   * The live entries of a batch's calls: the cache's, or, when the database holds calls the cache
+   * has lost (a restart on the memory cache, expired or flushed entries), the database's rows with
+   * the cache's fresher entry wherever it has one. The count keeps the common case at one cheap
+   * read beside the cache's.
+   */
+  async liveCallsOfBatch(userId: string, batchId: string): Promise<LiveCallEntry[]> {
+    const { db, cache, logger } = this.deps;
+    let cached: LiveCallEntry[] = [];
+    try {
+      cached = (await cache.getBatchCalls(batchId)).filter((entry) => entry.userId === userId);
+    } catch (error) {
+      logger.warn({ err: error, batchId }, 'live cache read failed; answering from the database');
+    }
+    const stored = await db
+      .selectFrom('calls')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('batch_id', '=', batchId)
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    if (stored.n <= cached.length) return cached;
+    const byId = new Map(cached.map((entry) => [entry.callId, entry]));
+    const rows = await db
+      .selectFrom('calls')
+      .select(CALL_COLUMNS)
+      .where('batch_id', '=', batchId)
+      .where('user_id', '=', userId)
+      .execute();
+    return rows.map((row) => byId.get(row.id) ?? this.liveFromRow(row));
+  }
+
   async persistentStatus(userId: string, callId: string): Promise<PersistentCallStatus> {
     const row = await this.deps.db
       .selectFrom('calls')
@@ -663,8 +685,7 @@ export class CallService {
     }
   }
 
-  private async resolveContact(userId: string, input: DialInput) {
-    const { db } = this.deps;
+  private async resolveContact(db: Db, userId: string, input: DialInput) {
     const to = input.to === undefined ? undefined : normalizeE164(input.to);
     if (input.to !== undefined && !to) {
       throw new AppError('INVALID_REQUEST', `to ${E164_MESSAGE}`, { fieldErrors: { to: [E164_MESSAGE] } });
@@ -871,6 +892,36 @@ async function advanceBatchContacts(
     }
   }
   return completed;
+}
+
+/**
+ * A single dial's check: 402 without an unreserved minute, 429 CONCURRENCY_LIMIT at the user's
+ * limit of calls in progress. Credit first: waiting for a place does not help a spent balance.
+ */
+function assertMayDial(load: UserCallLoad | null): void {
+  if (!load) throw new AppError('UNAUTHORIZED');
+  const allowance = dialAllowance(load);
+  if (allowance.unreservedMinutes < MINUTES_RESERVED_PER_CALL) {
+    const reserved =
+      load.callsInProgress > 0
+        ? `, ${allowance.reservedMinutes} of them reserved by ${load.callsInProgress} calls in progress`
+        : '';
+    throw new AppError(
+      'INSUFFICIENT_CREDITS',
+      `A call needs ${MINUTES_RESERVED_PER_CALL} unreserved minute; ${load.availableMinutes} available${reserved}`,
+      {
+        estimatedMinutesRequired: MINUTES_RESERVED_PER_CALL,
+        availableMinutes: load.availableMinutes,
+        reservedMinutes: allowance.reservedMinutes,
+      },
+    );
+  }
+  if (allowance.freePlaces === 0) {
+    throw new AppError(
+      'CONCURRENCY_LIMIT',
+      `${load.callsInProgress} calls are in progress, the most this user may have at once (maxConcurrentCalls ${load.maxConcurrentCalls}); dial again when one ends`,
+    );
+  }
 }
 
 /** The agent as a dial request carries it, from its row. */

@@ -10,6 +10,8 @@ export interface UserView {
   name: string;
   email: string | null;
   availableMinutes: number;
+  /** Most calls (single and batch) the user may have in progress at once. */
+  maxConcurrentCalls: number;
 }
 
 /** How long the previous webhook secret keeps signing after a rotation, so receivers can switch over. */
@@ -49,11 +51,18 @@ export function openWebhookSecrets(
 export class UserService {
   constructor(private readonly deps: Pick<Deps, 'db' | 'clock' | 'sealer'>) {}
 
-  async create(input: { name: string; email?: string; minutes?: number }): Promise<UserView> {
+  async create(input: {
+    name: string;
+    email?: string;
+    minutes?: number;
+    maxConcurrentCalls?: number;
+  }): Promise<UserView> {
     const row = await this.deps.db
       .insertInto('users')
       .values({
         id: newId('usr'),
+        // Unset: the column's default (10).
+        ...(input.maxConcurrentCalls === undefined ? {} : { max_concurrent_calls: input.maxConcurrentCalls }),
         name: input.name,
         email: input.email ?? null,
         available_minutes: input.minutes ?? 0,
@@ -71,6 +80,26 @@ export class UserService {
       .selectFrom('users')
       .selectAll()
       .where('id', '=', userId)
+      .executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND', 'User not found');
+    return toView(row);
+  }
+
+  /** Changes the fields given; the others keep their values. */
+  async update(
+    userId: string,
+    input: { name?: string; email?: string | null; maxConcurrentCalls?: number },
+  ): Promise<UserView> {
+    const row = await this.deps.db
+      .updateTable('users')
+      .set({
+        ...(input.name === undefined ? {} : { name: input.name }),
+        ...(input.email === undefined ? {} : { email: input.email }),
+        ...(input.maxConcurrentCalls === undefined ? {} : { max_concurrent_calls: input.maxConcurrentCalls }),
+        updated_at: this.deps.clock.now(),
+      })
+      .where('id', '=', userId)
+      .returningAll()
       .executeTakeFirst();
     if (!row) throw new AppError('NOT_FOUND', 'User not found');
     return toView(row);
@@ -128,6 +157,13 @@ function toView(row: {
   name: string;
   email: string | null;
   available_minutes: number;
+  max_concurrent_calls: number;
 }): UserView {
-  return { id: row.id, name: row.name, email: row.email, availableMinutes: row.available_minutes };
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    availableMinutes: row.available_minutes,
+    maxConcurrentCalls: row.max_concurrent_calls,
+  };
 }

@@ -9,3 +9,20 @@ export function maxInWindow(times: number[], windowMs: number): number {
   }
   return best;
 }
+
+/** Most intervals [start, end) that hold one moment in common (times in ms); an end frees its place before a start at the same ms. */
+export function maxOverlap(intervals: Array<{ start: number; end: number }>): number {
+  const events = intervals
+    .flatMap(({ start, end }) => [
+      { at: start, step: 1 },
+      { at: end, step: -1 },
+    ])
+    .sort((a, b) => a.at - b.at || a.step - b.step);
+  let open = 0;
+  let best = 0;
+  for (const event of events) {
+    open += event.step;
+    best = Math.max(best, open);
+  }
+  return best;
+}

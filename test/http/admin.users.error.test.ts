@@ -18,11 +18,40 @@ describe('admin users: errors', () => {
     [{ name: 'x', minutes: 1.5 }, 'minutes'],
     [{ name: 'x', minutes: '10' }, 'minutes'],
     [{ name: 'x', role: 'admin' }, 'role'],
+    [{ name: 'x', maxConcurrentCalls: 0 }, 'maxConcurrentCalls'],
+    [{ name: 'x', maxConcurrentCalls: 2.5 }, 'maxConcurrentCalls'],
+    [{ name: 'x', maxConcurrentCalls: 100_001 }, 'maxConcurrentCalls'],
+    [{ name: 'x', maxConcurrentCalls: '5' }, 'maxConcurrentCalls'],
   ])('refuses user %o naming the field %s', async (body, field) => {
     const res = await t.admin('POST', '/admin/v1/users', body);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ error: 'Validation failed', code: 'INVALID_REQUEST' });
     expect(res.json().details.fieldErrors[field]).toBeDefined();
+  });
+
+  it.each([
+    [{ maxConcurrentCalls: 0 }, 'maxConcurrentCalls'],
+    [{ maxConcurrentCalls: -3 }, 'maxConcurrentCalls'],
+    [{ maxConcurrentCalls: null }, 'maxConcurrentCalls'],
+    [{ name: '' }, 'name'],
+    [{ minutes: 5 }, 'minutes'],
+    [{ availableMinutes: 5 }, 'availableMinutes'],
+  ])('refuses the change %o naming the field %s, and changes nothing', async (body, field) => {
+    const before = (await t.admin('GET', `/admin/v1/users/${userId}`)).json();
+    const res = await t.admin('PATCH', `/admin/v1/users/${userId}`, body);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'Validation failed', code: 'INVALID_REQUEST' });
+    expect(res.json().details.fieldErrors[field]).toBeDefined();
+    expect((await t.admin('GET', `/admin/v1/users/${userId}`)).json()).toEqual(before);
+  });
+
+  it('refuses an empty change and answers 404 for an unknown user', async () => {
+    const empty = await t.admin('PATCH', `/admin/v1/users/${userId}`, {});
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json()).toMatchObject({ error: 'Validation failed', code: 'INVALID_REQUEST' });
+    const missing = await t.admin('PATCH', '/admin/v1/users/usr_missing', { maxConcurrentCalls: 5 });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ error: 'Not Found', message: 'Resource not found' });
   });
 
   it('refuses zero or fractional credits and answers 404 for an unknown user', async () => {

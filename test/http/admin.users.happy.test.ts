@@ -21,6 +21,7 @@ describe('admin users: happy path', () => {
       name: 'Acme',
       email: 'ops@acme.test',
       availableMinutes: 50,
+      maxConcurrentCalls: 10,
     });
 
     expect((await t.admin('GET', `/admin/v1/users/${user.id}`)).json()).toEqual(user);
@@ -33,7 +34,25 @@ describe('admin users: happy path', () => {
 
   it('defaults email to null and minutes to 0', async () => {
     const created = await t.admin('POST', '/admin/v1/users', { name: 'Bare' });
-    expect(created.json()).toMatchObject({ email: null, availableMinutes: 0 });
+    expect(created.json()).toMatchObject({ email: null, availableMinutes: 0, maxConcurrentCalls: 10 });
+  });
+
+  it('sets maxConcurrentCalls at creation and changes it (and only the fields given) with PATCH', async () => {
+    const created = await t.admin('POST', '/admin/v1/users', {
+      name: 'Limited',
+      email: 'a@limited.test',
+      minutes: 7,
+      maxConcurrentCalls: 3,
+    });
+    expect(created.statusCode).toBe(201);
+    const user = created.json();
+    expect(user.maxConcurrentCalls).toBe(3);
+    const patched = await t.admin('PATCH', `/admin/v1/users/${user.id}`, { maxConcurrentCalls: 250 });
+    expect(patched.statusCode).toBe(200);
+    expect(patched.json()).toEqual({ ...user, maxConcurrentCalls: 250 });
+    const renamed = await t.admin('PATCH', `/admin/v1/users/${user.id}`, { name: 'Renamed', email: null });
+    expect(renamed.json()).toEqual({ ...user, name: 'Renamed', email: null, maxConcurrentCalls: 250 });
+    expect((await t.admin('GET', `/admin/v1/users/${user.id}`)).json()).toEqual(renamed.json());
   });
 
   it('adds credits exactly once per request when many arrive at once', async () => {

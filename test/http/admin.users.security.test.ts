@@ -6,6 +6,7 @@ const ADMIN_ROUTES = (ids: { userId: string; agentId: string; keyId: string }) =
   [
     ['POST', '/admin/v1/users', { name: 'x' }],
     ['GET', `/admin/v1/users/${ids.userId}`, undefined],
+    ['PATCH', `/admin/v1/users/${ids.userId}`, { maxConcurrentCalls: 500 }],
     ['POST', `/admin/v1/users/${ids.userId}/credits`, { minutes: 5 }],
     ['GET', `/admin/v1/users/${ids.userId}/webhook-secret`, undefined],
     ['POST', `/admin/v1/users/${ids.userId}/webhook-secret/rotate`, undefined],
@@ -47,6 +48,7 @@ describe('admin interface: security', () => {
     }
     const user = (await t.admin('GET', `/admin/v1/users/${account.userId}`)).json();
     expect(user.availableMinutes).toBe(7);
+    expect(user.maxConcurrentCalls).toBe(10);
     const agents = (await t.admin('GET', `/admin/v1/agents?userId=${account.userId}`)).json().agents;
     expect(agents).toHaveLength(1);
     expect(agents[0].isActive).toBe(true);

@@ -49,6 +49,8 @@ describe('GET /api/v1/openapi.json', () => {
     expect(doc.paths['/api/private/call/dial'].post.deprecated).toBe(true);
     expect(doc.paths['/api/v1/batch'].post.responses['202']).toBeDefined();
     expect(doc.paths['/api/v1/call/dial'].post.responses['409']).toBeDefined();
+    expect(doc.paths['/api/v1/call/dial'].post.responses['429']).toBeDefined();
+    expect(doc.paths['/admin/v1/users/{userId}'].patch.requestBody).toBeDefined();
   });
 
   it('is rendered as a reference page at /docs, from the document itself, with nothing from outside', async () => {

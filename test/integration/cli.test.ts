@@ -84,7 +84,19 @@ describe(`outdial serve and the CLI, from a first start (${STORE})`, () => {
       return JSON.parse(result.stdout);
     };
     const user = await cli('users', 'create', '--name', 'Acme', '--email', 'ops@acme.test', '--minutes', '5');
-    expect(user).toMatchObject({ name: 'Acme', email: 'ops@acme.test', availableMinutes: 5 });
+    expect(user).toMatchObject({
+      name: 'Acme',
+      email: 'ops@acme.test',
+      availableMinutes: 5,
+      maxConcurrentCalls: 10,
+    });
+    expect(await cli('users', 'update', user.id, '--max-concurrent-calls', '3')).toMatchObject({
+      id: user.id,
+      name: 'Acme',
+      maxConcurrentCalls: 3,
+    });
+    const limited = await cli('users', 'create', '--name', 'Small', '--max-concurrent-calls', '2');
+    expect(limited.maxConcurrentCalls).toBe(2);
     expect(await cli('credits', 'add', user.id, '10')).toEqual({ availableMinutes: 15 });
     const agent = await cli(
       'agents',

@@ -1,7 +1,8 @@
 import { DateTime } from 'luxon';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Account, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
-import { maxInWindow } from '../helpers/rate.js';
+import { maxInWindow, maxOverlap } from '../helpers/rate.js';
+import { Receiver } from '../helpers/receiver.js';
 
 interface RecentCall {
   id: string;
@@ -180,5 +181,166 @@ describe(`dispatcher on ${STORE}`, () => {
     expect(later.statistics.processed + later.statistics.cancelled).toBe(10);
     const user = await t.admin('GET', `/admin/v1/users/${account.userId}`);
     expect(user.json().availableMinutes).toBeLessThanOrEqual(0);
+  });
+
+  /** Every call of the user, as intervals from its recorded start to its end (all ended). */
+  async function callsOf(app: TestApp, userId: string) {
+    const rows = await app.runtime.deps.db
+      .selectFrom('calls')
+      .select(['status', 'attempt', 'created_at', 'ended_at', 'batch_id'])
+      .where('user_id', '=', userId)
+      .execute();
+    return rows.map((row) => ({
+      ...row,
+      start: row.created_at.getTime(),
+      end: row.ended_at?.getTime() ?? Number.POSITIVE_INFINITY,
+    }));
+  }
+
+  it('completes a batch whose contacts were all dialed when the minutes run out meanwhile: batch.completed, never batch.failed', async () => {
+    const receiver = await Receiver.start();
+    try {
+      t = await startTestApp({
+        workers: true,
+        env: { OUTDIAL_SIM_TALK_MS: '1500', OUTDIAL_WEBHOOK_ALLOW_PRIVATE: 'true' },
+        overrides: { dispatchTickMs: 20 },
+      });
+      const app = t;
+      const account = await app.createAccount({ minutes: 2 });
+      const batchId = await submit(app, account, {
+        contacts: numbers(2),
+        options: {
+          maxCallsPerSecond: 10,
+          webhooks: { onBatchComplete: receiver.url('/done'), onBatchFailed: receiver.url('/failed') },
+        },
+      });
+      // Both contacts dialed, their calls still up.
+      await eventually(async () => {
+        const s = await status(app, account, batchId);
+        return s.recentCalls.length === 2 && s.recentCalls.every((c: RecentCall) => c.status === 'ONGOING')
+          ? s
+          : undefined;
+      }, 10_000);
+      // The balance is used up elsewhere meanwhile (here taken back by the admin).
+      const taken = await app.admin('POST', `/admin/v1/users/${account.userId}/credits`, { minutes: -2 });
+      expect(taken.json()).toEqual({ availableMinutes: 0 });
+      const done = await until(app, account, batchId, ['completed', 'failed'], 10_000);
+      expect(done.status).toBe('completed');
+      expect(done.error).toBeNull();
+      expect(done.statistics).toMatchObject({
+        total: 2,
+        processed: 2,
+        succeeded: 2,
+        failed: 0,
+        cancelled: 0,
+      });
+      await eventually(async () => (receiver.on('/done').length === 1 ? true : undefined), 10_000);
+      expect(JSON.parse(receiver.on('/done')[0]?.body ?? '{}')).toMatchObject({
+        event: 'batch.completed',
+        batchId,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(receiver.on('/failed')).toEqual([]);
+      // Both answered calls were charged, as a carrier would.
+      expect((await app.admin('GET', `/admin/v1/users/${account.userId}`)).json().availableMinutes).toBe(-2);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('the issue as reported: single calls cannot spend the minutes held by a batch that has dialed everyone, and the batch completes', async () => {
+    const receiver = await Receiver.start();
+    try {
+      t = await startTestApp({
+        workers: true,
+        env: { OUTDIAL_SIM_TALK_MS: '2000', OUTDIAL_WEBHOOK_ALLOW_PRIVATE: 'true' },
+        overrides: { dispatchTickMs: 20 },
+      });
+      const app = t;
+      const account = await app.createAccount({ minutes: 2 });
+      const batchId = await submit(app, account, {
+        contacts: numbers(2),
+        options: {
+          maxCallsPerSecond: 10,
+          webhooks: { onBatchComplete: receiver.url('/done'), onBatchFailed: receiver.url('/failed') },
+        },
+      });
+      await eventually(async () => {
+        const s = await status(app, account, batchId);
+        return s.recentCalls.length === 2 && s.recentCalls.every((c: RecentCall) => c.status === 'ONGOING')
+          ? s
+          : undefined;
+      }, 10_000);
+      // Voicemail (…0004) ends in a quarter of a conversation and is charged: before the batch's calls end.
+      for (const to of ['+14155550004', '+14155550104']) {
+        const single = await app.request({
+          method: 'POST',
+          url: '/api/v1/call/dial',
+          key: account.key,
+          payload: { to, agentConfigId: account.agentId },
+        });
+        expect(single.statusCode, single.body).toBe(402);
+      }
+      const done = await until(app, account, batchId, ['completed', 'failed'], 10_000);
+      expect(done.status).toBe('completed');
+      await eventually(async () => (receiver.on('/done').length === 1 ? true : undefined), 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(receiver.on('/failed')).toEqual([]);
+      expect((await app.admin('GET', `/admin/v1/users/${account.userId}`)).json().availableMinutes).toBe(0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("keeps a user's batch and single calls within the user's maxConcurrentCalls: the batch waits for a free place, no attempt charged", async () => {
+    t = await startTestApp({
+      workers: true,
+      env: { OUTDIAL_SIM_TALK_MS: '300' },
+      overrides: { dispatchTickMs: 20 },
+    });
+    const account = await t.createAccount({ minutes: 1000 });
+    const patched = await t.admin('PATCH', `/admin/v1/users/${account.userId}`, { maxConcurrentCalls: 2 });
+    expect(patched.json().maxConcurrentCalls).toBe(2);
+    // A single call takes one of the two places first.
+    const single = await t.request({
+      method: 'POST',
+      url: '/api/v1/call/dial',
+      key: account.key,
+      payload: { to: '+14155559900', agentConfigId: account.agentId },
+    });
+    expect(single.statusCode, single.body).toBe(200);
+    const batchId = await submit(t, account, { contacts: numbers(6), options: { maxCallsPerSecond: 30 } });
+    const done = await until(t, account, batchId, ['completed', 'failed']);
+    expect(done.status).toBe('completed');
+    expect(done.statistics).toMatchObject({ total: 6, processed: 6, succeeded: 6 });
+    const calls = await callsOf(t, account.userId);
+    expect(calls).toHaveLength(7);
+    // Waiting cost no attempt: each contact was called once, and answered.
+    for (const call of calls) expect(call).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+    expect(maxOverlap(calls)).toBeLessThanOrEqual(2);
+  });
+
+  it('keeps a minute in reserve for each call in progress: a batch waits for unreserved minutes instead of overspending', async () => {
+    t = await startTestApp({
+      workers: true,
+      env: { OUTDIAL_SIM_RING_MS: '400', OUTDIAL_ESTIMATED_MINUTES_PER_CALL: '0.1' },
+      overrides: { dispatchTickMs: 20 },
+    });
+    const account = await t.createAccount({ minutes: 2 });
+    // Nobody answers: the calls cost nothing, so the batch goes on two at a time to its end.
+    const contacts = Array.from({ length: 5 }, (_, i) => ({
+      phoneNumber: `+1415${String(300 + i)}0002`,
+      name: `Unanswered ${i}`,
+    }));
+    const batchId = await submit(t, account, {
+      contacts,
+      options: { maxCallsPerSecond: 30, retryStrategy: { maxAttempts: 1 } },
+    });
+    const done = await until(t, account, batchId, ['completed', 'failed']);
+    expect(done.status).toBe('completed');
+    const calls = await callsOf(t, account.userId);
+    expect(calls.map((c) => c.status)).toEqual(Array(5).fill('NO_ANSWER'));
+    expect(maxOverlap(calls)).toBeLessThanOrEqual(2);
+    expect((await t.admin('GET', `/admin/v1/users/${account.userId}`)).json().availableMinutes).toBe(2);
   });
 });

@@ -42,6 +42,13 @@ describe('error bodies', () => {
     });
   });
 
+  it('answers CONCURRENCY_LIMIT with 429 and the code', () => {
+    expect(errorBody(new AppError('CONCURRENCY_LIMIT', '10 calls are in progress'))).toEqual({
+      status: 429,
+      body: { error: 'Too Many Requests', code: 'CONCURRENCY_LIMIT', message: '10 calls are in progress' },
+    });
+  });
+
   it('names nested fields with dots and missing ones by name', () => {
     expect(
       fieldErrorsOf([

@@ -17,6 +17,7 @@ export interface UsersTable {
   name: string;
   email: string | null;
   available_minutes: Generated<number>;
+  max_concurrent_calls: Generated<number>;
   webhook_secret: string;
   previous_webhook_secret: string | null;
   webhook_secret_rotated_at: NullableTimestamp;

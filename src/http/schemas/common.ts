@@ -24,6 +24,7 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
     404: 'Resource not found',
     409: 'Conflict',
     413: 'Body too large',
+    429: 'Too many calls in progress for this user (code CONCURRENCY_LIMIT)',
     500: 'Unexpected failure',
     502: 'Voice provider failure',
     503: 'A dependency is down',

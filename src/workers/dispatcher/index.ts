@@ -1,8 +1,10 @@
 import { sql } from 'kysely';
+import { dialAllowance, outOfMinutes } from '../../domain/allowance.js';
 import type { BatchStatus } from '../../domain/batch.js';
 import { newId } from '../../domain/ids.js';
 import type { DialRequest, RateLimiter } from '../../ports.js';
 import type { BatchService } from '../../services/batches.js';
+import { callLoad } from '../../services/call-load.js';
 import { agentForDial, type CallService } from '../../services/calls.js';
 import type { Deps } from '../../services/deps.js';
 
@@ -26,6 +28,12 @@ interface ActiveBatch {
   status: BatchStatus;
   priority: number;
   max_calls_per_second: number;
+}
+
+/** What a pass may still claim for one user, shared by the user's batches in that pass. */
+interface Allowance {
+  calls: number;
+  outOfMinutes: boolean;
 }
 
 interface ClaimedRow {
@@ -108,7 +116,7 @@ export class Dispatcher {
     // (credit, limiter, claim), and serving them one by one would make a pass over many batches
     // longer than the horizon it plans for. A group's unused capacity goes to the next group.
     let scheduled = 0;
-    const credit = new Map<string, Promise<boolean>>();
+    const allowances = new Map<string, Promise<Allowance>>();
     for (let i = 0; i < batches.length && capacity > 0; i += BATCHES_AT_ONCE) {
       const group: Array<{ batch: ActiveBatch; wanted: number }> = [];
       let left = capacity;
@@ -118,7 +126,9 @@ export class Dispatcher {
         group.push({ batch, wanted });
         left -= wanted;
       }
-      const counts = await Promise.all(group.map(({ batch, wanted }) => this.serve(batch, wanted, credit)));
+      const counts = await Promise.all(
+        group.map(({ batch, wanted }) => this.serve(batch, wanted, allowances)),
+      );
       for (const count of counts) {
         capacity -= count;
         scheduled += count;
@@ -127,34 +137,49 @@ export class Dispatcher {
     return scheduled;
   }
 
-  /** Reserves up to `wanted` slots of one batch and claims that many due rows for them. */
+  /**
+   * Reserves up to `wanted` slots of one batch, no more than its user's free places and unreserved
+   * minutes allow, and claims that many due rows for them. A batch whose user has no place or
+   * minute free waits (nothing is charged); one whose balance is spent fails, but only while it
+   * still has contacts to dial.
+   */
   private async serve(
     batch: ActiveBatch,
     wanted: number,
-    credit: Map<string, Promise<boolean>>,
+    allowances: Map<string, Promise<Allowance>>,
   ): Promise<number> {
     const { limiter } = this.options;
-    // One credit read per user and pass, however many of the user's batches are running.
-    let hasCredit = credit.get(batch.user_id);
-    if (!hasCredit) {
-      hasCredit = this.userHasMinutes(batch.user_id);
-      credit.set(batch.user_id, hasCredit);
+    // One read per user and pass, however many of the user's batches are running; the batches of
+    // a pass share what it allows (the claim checks again under the user's lock).
+    let pending = allowances.get(batch.user_id);
+    if (!pending) {
+      pending = this.allowance(batch.user_id);
+      allowances.set(batch.user_id, pending);
     }
-    if (!(await hasCredit)) {
+    const allowance = await pending;
+    if (allowance.outOfMinutes) {
       await this.failForCredit(batch);
       return 0;
     }
-    const delays = await limiter.reserve(
-      `batch:${batch.id}`,
-      batch.max_calls_per_second,
-      wanted,
-      this.horizonMs,
-    );
-    if (delays.length === 0) return 0;
-    const claimed = await this.claim(batch, delays);
-    if (claimed < delays.length)
-      await limiter.release(`batch:${batch.id}`, batch.max_calls_per_second, delays.length - claimed);
-    return claimed;
+    const asked = Math.min(wanted, allowance.calls);
+    if (asked <= 0) return 0;
+    allowance.calls -= asked;
+    let claimed = 0;
+    try {
+      const delays = await limiter.reserve(
+        `batch:${batch.id}`,
+        batch.max_calls_per_second,
+        asked,
+        this.horizonMs,
+      );
+      if (delays.length === 0) return 0;
+      claimed = await this.claim(batch, delays);
+      if (claimed < delays.length)
+        await limiter.release(`batch:${batch.id}`, batch.max_calls_per_second, delays.length - claimed);
+      return claimed;
+    } finally {
+      allowance.calls += asked - claimed;
+    }
   }
 
   /**
@@ -195,20 +220,36 @@ export class Dispatcher {
     }
   }
 
-  private async userHasMinutes(userId: string): Promise<boolean> {
-    const user = await this.options.deps.db
-      .selectFrom('users')
-      .select('available_minutes')
-      .where('id', '=', userId)
-      .executeTakeFirst();
-    return (user?.available_minutes ?? 0) > 0;
+  private async allowance(userId: string): Promise<Allowance> {
+    const load = await callLoad(this.options.deps.db, userId, { lock: false });
+    if (!load) return { calls: 0, outOfMinutes: false };
+    return { calls: dialAllowance(load).calls, outOfMinutes: outOfMinutes(load) };
   }
 
+  /**
+   * Fails a batch whose user's balance is spent, if it still has contacts to dial: one whose
+   * contacts have all been dialed completes as its calls end, whatever the balance. Both are
+   * checked again in the failing transaction, under the batch's and then the user's lock, so a
+   * top-up or the last claim that committed meanwhile is seen.
+   */
   private async failForCredit(batch: ActiveBatch): Promise<void> {
     const failed = await this.options.batches.fail(
       batch.id,
       'INSUFFICIENT_CREDITS',
       'The account ran out of call minutes; the remaining contacts were not dialed',
+      async (trx) => {
+        await trx.selectFrom('batches').select('id').where('id', '=', batch.id).forUpdate().execute();
+        const load = await callLoad(trx, batch.user_id, { lock: true });
+        if (!load || !outOfMinutes(load)) return false;
+        const left = await trx
+          .selectFrom('batch_contacts')
+          .select('seq')
+          .where('batch_id', '=', batch.id)
+          .where('state', '=', 'queued')
+          .limit(1)
+          .executeTakeFirst();
+        return left !== undefined;
+      },
     );
     if (failed) this.options.deps.logger.warn({ batchId: batch.id }, 'batch failed: out of call minutes');
   }
@@ -222,8 +263,8 @@ export class Dispatcher {
     const now = deps.clock.now();
     const agent = await this.agent(batch.agent_id);
     const claimed = await deps.db.transaction().execute(async (trx) => {
-      // Lock order everywhere: the batch row first, then its contacts, then calls. Holding the batch
-      // row also means a cancel or a failure that committed before us is seen here.
+      // Lock order everywhere: the batch row first, then its user, then its contacts, then calls.
+      // Holding the batch row also means a cancel or a failure that committed before us is seen here.
       const current = await trx
         .selectFrom('batches')
         .select('status')
@@ -231,13 +272,18 @@ export class Dispatcher {
         .forUpdate()
         .executeTakeFirst();
       if (!current || !['scheduled', 'pending', 'processing'].includes(current.status)) return [];
+      // Then the user's row: what their free places and unreserved minutes allow, counted with
+      // every claim and single dial committed before, here or in another process.
+      const load = await callLoad(trx, batch.user_id, { lock: true });
+      const limit = load ? Math.min(delays.length, dialAllowance(load).calls) : 0;
+      if (limit <= 0) return [];
       const rows = (
         await sql<ClaimedRow>`
           select bc.seq, bc.contact_id, bc.phone_number, bc.attempts, c.name as contact_name
           from batch_contacts bc join contacts c on c.id = bc.contact_id
           where bc.batch_id = ${batch.id} and bc.state = 'queued' and bc.next_attempt_at <= ${now}
           order by bc.next_attempt_at, bc.seq
-          limit ${delays.length}
+          limit ${limit}
           for update of bc skip locked`.execute(trx)
       ).rows;
       if (rows.length === 0) return [];

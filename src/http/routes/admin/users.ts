@@ -7,6 +7,16 @@ const User = Type.Object({
   name: Type.String(),
   email: Nullable(Type.String()),
   availableMinutes: Type.Integer(),
+  maxConcurrentCalls: Type.Integer({
+    description: 'Most calls (single and batch together) the user may have in progress at once',
+  }),
+});
+
+const MaxConcurrentCalls = Type.Integer({
+  minimum: 1,
+  maximum: 100_000,
+  description:
+    'Most calls in progress at once (default 10): a single dial beyond it answers 429 CONCURRENCY_LIMIT, batches wait for a free place',
 });
 
 const WebhookSecret = Type.Object({
@@ -30,6 +40,7 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
             name: Type.String({ minLength: 1, maxLength: 200 }),
             email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
             minutes: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000_000 })),
+            maxConcurrentCalls: Type.Optional(MaxConcurrentCalls),
           },
           { additionalProperties: false },
         ),
@@ -50,6 +61,27 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
       },
     },
     async (request) => services.users.get(request.params.userId),
+  );
+
+  app.patch(
+    '/admin/v1/users/:userId',
+    {
+      schema: {
+        ...admin,
+        summary: 'Change a user (the fields given; minutes change through /credits)',
+        params: UserParams,
+        body: Type.Object(
+          {
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
+            maxConcurrentCalls: Type.Optional(MaxConcurrentCalls),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+        response: { 200: User, ...errorResponses(400, 401, 404, 500) },
+      },
+    },
+    async (request) => services.users.update(request.params.userId, request.body),
   );
 
   app.post(

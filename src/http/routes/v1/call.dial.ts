@@ -64,7 +64,7 @@ export function registerCallDial(app: App, services: Pick<AppServices, 'calls'>)
     response: {
       200: DialReply,
       409: InProgressReply,
-      ...errorResponses(400, 401, 402, 403, 404, 413, 500, 502),
+      ...errorResponses(400, 401, 402, 403, 404, 413, 429, 500, 502),
     },
   };
   app.post(CURRENT_PATH, { schema: { ...schema, summary: 'Start a single outbound call now' } }, (request) =>
