@@ -295,7 +295,11 @@ async function runOnce(index: number, seed: number, opts: Options): Promise<RunR
     // The customer: a user with ample minutes, a key, a trunk to sipp whose caps make calls wait
     // for a place, and an agent that dials through it.
     const user = await must(
-      call(base, 'POST', '/admin/v1/users', ADMIN_TOKEN, { name: 'Soak', minutes: 1_000_000 }),
+      call(base, 'POST', '/admin/v1/users', ADMIN_TOKEN, {
+        name: 'Soak',
+        minutes: 1_000_000,
+        maxConcurrentCalls: 1000,
+      }),
       201,
       'create user',
     );
