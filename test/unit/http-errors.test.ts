@@ -100,6 +100,7 @@ describe('error bodies', () => {
       'constructor',
     ]);
     for (const list of Object.values(out)) expect(list).toEqual(['is not a recognised field']);
-    expect(JSON.parse(JSON.stringify(out)).__proto__).toEqual(['is not a recognised field']);
+    // An own key, so the answer's JSON carries it too.
+    expect(JSON.stringify(out)).toContain('"__proto__":["is not a recognised field"]');
   });
 });
