@@ -189,10 +189,6 @@ function appErrorOf(error: FastifyError): AppError | null {
       return new AppError('PAYLOAD_TOO_LARGE');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('UNSUPPORTED_MEDIA_TYPE');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('INVALID_JSON', 'The body is empty; send a JSON object');
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new AppError('INVALID_JSON', 'The body is not valid JSON');
     case 'FST_ERR_BAD_URL':
       return new AppError('INVALID_PARAMETER', 'The URL is not valid percent-encoded UTF-8');
     case 'FST_ERR_MAX_PARAM_LENGTH':
