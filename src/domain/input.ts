@@ -20,6 +20,7 @@ export type TextProblem = 'nul' | 'surrogate';
  * NUL or a lone surrogate, in one scan (a 16 MB batch holds a million strings). With the u flag a
  * pair is one code point, so `\p{Surrogate}` matches only a surrogate without its partner.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what this looks for.
 const BAD_TEXT = /\u0000|\p{Surrogate}/u;
 
 /**
