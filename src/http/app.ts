@@ -119,7 +119,9 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     loggerInstance: options.logger,
     bodyLimit: DEFAULT_BODY_LIMIT,
     requestIdHeader: 'x-request-id',
-    return503OnClosing: true,
+    // A request arriving while the app closes is answered 503 by our own hook below, in the spec's
+    // body (Fastify's own 503 carries `statusCode` and no code).
+    return503OnClosing: false,
     // Errors the router finds before any handler (a bad percent-encoding, a path parameter over
     // 100 characters) and those Node's parser finds before Fastify (headers over 16 KB) get the
     // spec's error body like any other.
@@ -148,6 +150,13 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   });
   app.addSchema(ErrorBody);
   app.addHook('onRoute', declareCommonErrors);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; try again');
+  });
 
   await app.register(swagger, {
     openapi: {

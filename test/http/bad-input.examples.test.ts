@@ -258,6 +258,37 @@ describe('bad input: the reported cases', () => {
       });
     });
 
+    it('a request that arrives while the server closes is a 503 in the spec body', async () => {
+      const closing = await startTestApp();
+      const app = closing.runtime.app;
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      const socket = net.connect(port, '127.0.0.1');
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      let data = '';
+      socket.on('data', (chunk) => {
+        data += chunk.toString();
+      });
+      const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      // The request line is in before the close starts (the connection is busy, so not dropped as
+      // idle); its headers end after.
+      socket.write('GET /livez HTTP/1.1\r\nHost: x\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const closed = closing.close();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.write('\r\n');
+      await ended;
+      await closed;
+      const [head, body] = data.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 503 /);
+      expect(JSON.parse(body ?? '')).toEqual({
+        error: 'Service Unavailable',
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'The server is shutting down; try again',
+      });
+    });
+
     it("/metrics answers 401 with every other 401's message", async () => {
       const res = await t.request({ method: 'GET', url: '/metrics', remoteAddress: '203.0.113.9' });
       expect(res.statusCode).toBe(401);
