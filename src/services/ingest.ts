@@ -2,16 +2,9 @@ import { sql } from 'kysely';
 import type { Db } from '../adapters/postgres/database.js';
 import { type BatchContactInput, distinctContacts } from '../domain/contacts.js';
 import { newId } from '../domain/ids.js';
-import type { BatchService } from './batches.js';
-import { INGEST_CHUNK, INGEST_LEASE_MS } from './batches.js';
+import { type BatchService, INGEST_CHUNK, INGEST_LEASE_MS } from './batches.js';
 import type { Deps } from './deps.js';
 
-/**
- * Writes a batch's contacts in chunks, each chunk's dial rows in one transaction together with the
- * batch's `ingested` counter, so a crash loses at most the chunk in progress and a restart resumes
- * at the counter. Every write is idempotent (contacts are upserted, batch rows are inserted with ON
- * CONFLICT DO NOTHING), so two processes that both ingest one batch still write each row once.
- */
 /**
  * Failed passes over one batch this process allows before it fails the batch. A pass that fails
  * on a database outage (the only failure worth repeating) is retried by recovery every 10 s (the
@@ -22,6 +15,12 @@ export const MAX_INGEST_ATTEMPTS = 5;
 /** What a failed batch says when ingestion gave up on it (its `error.code`, and batch.failed's `code`). */
 export const INGEST_FAILED = 'INGEST_FAILED';
 
+/**
+ * Writes a batch's contacts in chunks, each chunk's dial rows in one transaction together with the
+ * batch's `ingested` counter, so a crash loses at most the chunk in progress and a restart resumes
+ * at the counter. Every write is idempotent (contacts are upserted, batch rows are inserted with ON
+ * CONFLICT DO NOTHING), so two processes that both ingest one batch still write each row once.
+ */
 export class BatchIngester {
   private readonly running = new Map<string, Promise<void>>();
   /** Failed passes per batch in this process (a crash-looping process starts again at zero). */
