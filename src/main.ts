@@ -183,7 +183,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     trunks = new SipTrunkService(deps);
     const calls = new CallService(deps);
     const batches = new BatchService(deps);
-    const ingester = new BatchIngester(deps);
+    const ingester = new BatchIngester(deps, batches);
     batches.onAccepted((batchId, contacts) => ingester.start(batchId, contacts));
     const dispatcher = new Dispatcher({
       deps,

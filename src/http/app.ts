@@ -2,14 +2,17 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
   type RawServerDefault,
+  type RouteOptions,
 } from 'fastify';
 import { AppError } from '../domain/errors.js';
+import { representableInstant } from '../domain/input.js';
 import type { Metrics } from '../metrics.js';
 import type { AgentService } from '../services/agents.js';
 import type { AnalysisService } from '../services/analysis.js';
@@ -25,7 +28,8 @@ import type { UserService } from '../services/users.js';
 import type { WebhookService } from '../services/webhooks.js';
 import { registerAdminAuth, registerApiAuth } from './auth.js';
 import { registerDashboard } from './dashboard/pages.js';
-import { handleError } from './errors.js';
+import { clientErrorResponse, handleError } from './errors.js';
+import { registerInputChecks } from './input.js';
 import { registerAdminAgents } from './routes/admin/agents.js';
 import { registerAdminKeys } from './routes/admin/keys.js';
 import { registerAdminSipTrunks } from './routes/admin/sip-trunks.js';
@@ -48,7 +52,7 @@ import { registerOpenApi } from './routes/v1/openapi.get.js';
 import { registerStatusBatch } from './routes/v1/status.batch.get.js';
 import { registerStatusCall } from './routes/v1/status.call.get.js';
 import { registerWebhookDeliveries } from './routes/v1/webhooks.deliveries.js';
-import { ErrorBody } from './schemas/common.js';
+import { ErrorBody, errorResponses } from './schemas/common.js';
 import { WEBHOOKS } from './schemas/webhooks.js';
 
 export interface AppServices {
@@ -96,6 +100,15 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 function makeAjv(options: AjvOptions): Ajv {
   const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, ...options });
   addFormats.default(ajv);
+  // RFC 3339 allows a leap second (23:59:60) that no Date can hold, and any year: a date-time is
+  // accepted only if it is a real instant the database stores and gives back (1970 to 9999).
+  const rfc3339 = fullFormats['date-time'];
+  const wellFormed = (text: string): boolean =>
+    typeof rfc3339 === 'object' &&
+    'validate' in rfc3339 &&
+    typeof rfc3339.validate === 'function' &&
+    (rfc3339.validate as (value: string) => boolean)(text);
+  ajv.addFormat('date-time', (text: string) => wellFormed(text) && representableInstant(new Date(text)));
   ajv.addSchema(ErrorBody);
   return ajv;
 }
@@ -124,7 +137,18 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     loggerInstance: options.logger.child({}, { serializers: LOG_SERIALIZERS }),
     bodyLimit: DEFAULT_BODY_LIMIT,
     requestIdHeader: 'x-request-id',
-    return503OnClosing: true,
+    // A request arriving while the app closes is answered 503 by our own hook below, in the spec's
+    // body (Fastify's own 503 carries `statusCode` and no code).
+    return503OnClosing: false,
+    // Errors the router finds before any handler (a bad percent-encoding, a path parameter over
+    // 100 characters) and those Node's parser finds before Fastify (headers over 16 KB) get the
+    // spec's error body like any other.
+    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      if (socket.writable) socket.write(clientErrorResponse(error.code));
+      socket.destroy(error);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   // Bodies are checked strictly ("5" is not a number, unknown fields are refused); query strings
@@ -137,14 +161,20 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
 
   // The API speaks JSON only: a text/plain body is refused with 415 instead of failing validation.
   app.removeContentTypeParser('text/plain');
+  registerInputChecks(app);
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send({
-      error: 'Not Found',
-      message: `Route ${request.method} ${request.url.split('?')[0]} not found`,
-    });
+  app.setNotFoundHandler(() => {
+    throw new AppError('ROUTE_NOT_FOUND');
   });
   app.addSchema(ErrorBody);
+  app.addHook('onRoute', declareCommonErrors);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; try again');
+  });
 
   await app.register(swagger, {
     openapi: {
@@ -186,10 +216,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     registerBatchExport(scoped, options.services);
     registerWebhookDeliveries(scoped, options.services);
     registerCallAnalysis(scoped, options.services);
-    // Its own scope: batch creation replaces the JSON parser to keep the body text.
-    await scoped.register(async (batchScope) => {
-      registerBatchCreate(batchScope as unknown as App, options.services);
-    });
+    registerBatchCreate(scoped, options.services);
   });
 
   // Every answer is counted by route template (never the raw URL: ids would explode the series).
@@ -219,6 +246,25 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
 
   registerOpenApi(app);
   return app;
+}
+
+/**
+ * Every operation declares every status it can answer. Those that come from the framework rather
+ * than the route (a malformed URL or header, a body too large or not JSON, a path parameter too
+ * long, a route being shut down) are added here to whatever the route declares itself.
+ */
+function declareCommonErrors(route: RouteOptions): void {
+  const schema = route.schema ?? {};
+  const meta = schema as { hide?: boolean; security?: readonly unknown[] };
+  if (meta.hide) return;
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  const statuses = [400, 408, 431, 500, 503];
+  if (!Array.isArray(meta.security) || meta.security.length > 0) statuses.push(401);
+  if (methods.some((method) => method !== 'GET' && method !== 'HEAD')) statuses.push(413, 415);
+  if (route.url.includes(':')) statuses.push(404, 414);
+  const declared = (schema.response ?? {}) as Record<string, unknown>;
+  const missing = statuses.filter((status) => !(String(status) in declared));
+  route.schema = { ...schema, response: { ...declared, ...errorResponses(...missing) } };
 }
 
 /** A `userId` given in a body or query must be the key's own user. */

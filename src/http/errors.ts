@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode } from '../domain/errors.js';
 
@@ -29,8 +30,44 @@ const RULES: Record<ErrorCode, ErrorRule> = {
     message: 'Missing required parameter',
   },
   INVALID_JSON: { status: 400, error: 'Bad Request', withCode: true },
-  PAYLOAD_TOO_LARGE: { status: 413, error: 'Payload Too Large', withCode: true },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, error: 'Unsupported Media Type', withCode: true },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    error: 'Payload Too Large',
+    withCode: true,
+    message: 'The request body is larger than this endpoint accepts',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    error: 'Unsupported Media Type',
+    withCode: true,
+    message: 'Send the body as application/json',
+  },
+  // A query string or path parameter that fails its schema or the text rules (the spec's "Bad Request").
+  INVALID_PARAMETER: { status: 400, error: 'Bad Request', withCode: false, message: 'Invalid parameter' },
+  URI_TOO_LONG: {
+    status: 414,
+    error: 'URI Too Long',
+    withCode: true,
+    message: 'A path parameter is longer than 100 characters',
+    fixed: true,
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    error: 'Request Header Fields Too Large',
+    withCode: true,
+    message: 'The request line and headers are larger than 16 KB',
+    fixed: true,
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    error: 'Request Timeout',
+    withCode: true,
+    message: 'The request was not received in time',
+    fixed: true,
+  },
+  // Whatever else the HTTP layer refuses before a route runs (a malformed request line or header,
+  // a body shorter than its Content-Length).
+  BAD_HTTP_REQUEST: { status: 400, error: 'Bad Request', withCode: true, message: 'Malformed HTTP request' },
   UNAUTHORIZED: {
     status: 401,
     error: 'Unauthorized',
@@ -91,9 +128,13 @@ interface AjvIssue {
   params: Record<string, unknown>;
 }
 
-/** `contacts/12/phoneNumber` style paths become `contacts.12.phoneNumber`; a missing property is named. */
+/**
+ * `contacts/12/phoneNumber` style paths become `contacts.12.phoneNumber`; a missing property is named.
+ * Collected in a Map: a field may be called `toString` or `__proto__`, which a plain object would
+ * answer from its prototype (that answered 500 "list.includes is not a function").
+ */
 export function fieldErrorsOf(issues: AjvIssue[]): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  const out = new Map<string, string[]>();
   for (const issue of issues) {
     let field = issue.instancePath.replace(/^\//, '').replaceAll('/', '.');
     let message = issue.message ?? 'is invalid';
@@ -110,11 +151,11 @@ export function fieldErrorsOf(issues: AjvIssue[]): Record<string, string[]> {
       message = issue.message ?? message;
     }
     const key = field || '(body)';
-    const list = out[key] ?? [];
+    const list = out.get(key) ?? [];
     if (!list.includes(message)) list.push(message);
-    out[key] = list;
+    out.set(key, list);
   }
-  return out;
+  return Object.fromEntries(out);
 }
 
 /** Everything thrown in a handler lands here; nothing but AppError and Fastify's own errors reaches a client as itself. */
@@ -123,73 +164,74 @@ export function handleError(
   request: FastifyRequest,
   reply: FastifyReply,
 ): void {
-  if (error instanceof AppError) {
-    const { status, body } = errorBody(error);
+  const known = error instanceof AppError ? error : appErrorOf(error as FastifyError);
+  if (known) {
+    const { status, body } = errorBody(known);
     reply.status(status).send(body);
     return;
   }
-  const fastifyError = error as FastifyError;
-  if (fastifyError.validation) {
-    const fieldErrors = fieldErrorsOf(fastifyError.validation as AjvIssue[]);
-    if (fastifyError.validationContext === 'body') {
-      reply.status(400).send({
-        error: 'Validation failed',
-        code: 'INVALID_REQUEST',
-        message: summarize(fieldErrors),
-        details: { fieldErrors },
-      });
-      return;
+  request.log.error({ err: error }, 'unhandled error');
+  const { status, body } = errorBody(new AppError('INTERNAL'));
+  reply.status(status).send(body);
+}
+
+/** Fastify's and Ajv's errors in the terms of the code table; null for anything unexpected (a 500). */
+function appErrorOf(error: FastifyError): AppError | null {
+  if (error.validation) {
+    const fieldErrors = fieldErrorsOf(error.validation as AjvIssue[]);
+    if (error.validationContext === 'body') {
+      return new AppError('INVALID_REQUEST', summarize(fieldErrors), { fieldErrors });
     }
-    const missing = fastifyError.validation.some((issue) => issue.keyword === 'required');
-    reply.status(400).send({
-      error: 'Bad Request',
-      message: missing ? 'Missing required parameter' : 'Invalid parameter',
-      details: { fieldErrors },
-    });
-    return;
+    const missing = error.validation.some((issue) => issue.keyword === 'required');
+    return new AppError(missing ? 'MISSING_PARAMETER' : 'INVALID_PARAMETER', undefined, { fieldErrors });
   }
-  switch (fastifyError.code) {
+  switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      reply.status(413).send({
-        error: 'Payload Too Large',
-        code: 'PAYLOAD_TOO_LARGE',
-        message: 'The request body is larger than this endpoint accepts',
-      });
-      return;
+      return new AppError('PAYLOAD_TOO_LARGE');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      reply.status(415).send({
-        error: 'Unsupported Media Type',
-        code: 'UNSUPPORTED_MEDIA_TYPE',
-        message: 'Send the body as application/json',
-      });
-      return;
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      reply.status(400).send({
-        error: 'Bad Request',
-        code: 'INVALID_JSON',
-        message: 'The body is empty; send a JSON object',
-      });
-      return;
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      reply
-        .status(400)
-        .send({ error: 'Bad Request', code: 'INVALID_JSON', message: 'The body is not valid JSON' });
-      return;
+      return new AppError('UNSUPPORTED_MEDIA_TYPE');
+    case 'FST_ERR_BAD_URL':
+      return new AppError('INVALID_PARAMETER', 'The URL is not valid percent-encoded UTF-8');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError('URI_TOO_LONG');
     default:
       break;
   }
-  if (error instanceof SyntaxError || fastifyError.statusCode === 400) {
-    reply
-      .status(400)
-      .send({ error: 'Bad Request', code: 'INVALID_JSON', message: 'The body is not valid JSON' });
-    return;
+  // Any other refusal of the framework's keeps its meaning under one of our codes (so a status the
+  // document does not declare never leaks out); its message is the framework's description.
+  switch (error.statusCode) {
+    case 413:
+      return new AppError('PAYLOAD_TOO_LARGE', error.message);
+    case 415:
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', error.message);
+    case 404:
+      return new AppError('ROUTE_NOT_FOUND', error.message);
+    default:
+      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)
+        return new AppError('BAD_HTTP_REQUEST', error.message);
+      return null;
   }
-  if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-    reply.status(fastifyError.statusCode).send({ error: 'Bad Request', message: fastifyError.message });
-    return;
-  }
-  request.log.error({ err: error }, 'unhandled error');
-  reply.status(500).send({ error: 'Internal Server Error', message: 'An unexpected error occurred' });
+}
+
+/**
+ * The raw answer to a request Node's HTTP parser refused before Fastify saw it (headers over 16 KB,
+ * a malformed request line, a timeout), in the spec's error body like every other error.
+ */
+export function clientErrorResponse(code: string | undefined): string {
+  const appCode: ErrorCode =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? 'HEADERS_TOO_LARGE'
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'REQUEST_TIMEOUT'
+        : code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+          ? 'PAYLOAD_TOO_LARGE'
+          : 'BAD_HTTP_REQUEST';
+  const { status, body } = errorBody(new AppError(appCode));
+  const text = JSON.stringify(body);
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`
+  );
 }
 
 function summarize(fieldErrors: Record<string, string[]>): string {

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { type Db, json } from '../adapters/postgres/database.js';
 import {
   type BatchStatus,
+  CANCELLABLE_BATCH_STATUSES,
   DEFAULT_RETRY,
   estimateMinutes,
   isCancellable,
@@ -11,6 +12,7 @@ import {
 import { type BatchContactInput, distinctContacts } from '../domain/contacts.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import { representableInstant } from '../domain/input.js';
 import type { Deps } from './deps.js';
 import { assertWebhookUrls, queueWebhook } from './webhooks.js';
 
@@ -87,9 +89,11 @@ export class BatchService {
     let scheduledStart: Date | null = null;
     if (options.scheduledStartTime !== undefined) {
       scheduledStart = parseScheduledStart(options.scheduledStartTime, timezone);
-      if (!scheduledStart) {
+      if (!scheduledStart || !representableInstant(scheduledStart)) {
         throw new AppError('INVALID_REQUEST', 'options.scheduledStartTime is not a date-time', {
-          fieldErrors: { 'options.scheduledStartTime': ['must be an ISO 8601 date-time'] },
+          fieldErrors: {
+            'options.scheduledStartTime': ['must be an ISO 8601 date-time between the years 1970 and 9999'],
+          },
         });
       }
       if (scheduledStart.getTime() <= now.getTime()) throw new AppError('SCHEDULE_IN_PAST');
@@ -219,7 +223,10 @@ export class BatchService {
     });
   }
 
-  /** Marks a batch failed (e.g. the user's minutes ran out): nothing queued is dialed any more. */
+  /**
+   * Marks a batch failed (the user's minutes ran out, or its contacts could not be ingested):
+   * nothing queued is dialed any more, and contacts not yet ingested never will be.
+   */
   async fail(
     batchId: string,
     code: string,
@@ -233,10 +240,17 @@ export class BatchService {
       const now = clock.now();
       const updated = await trx
         .updateTable('batches')
-        .set({ status: 'failed', error_code: code, error, completed_at: now, updated_at: now })
+        .set({
+          status: 'failed',
+          error_code: code,
+          error,
+          completed_at: now,
+          updated_at: now,
+          ingest_lease_until: null,
+        })
         .where('id', '=', batchId)
-        .where('status', 'in', ['scheduled', 'pending', 'processing'])
-        .returning(['user_id', 'agent_id', 'webhooks'])
+        .where('status', 'in', CANCELLABLE_BATCH_STATUSES)
+        .returning(['user_id', 'agent_id', 'webhooks', 'total', 'ingested'])
         .executeTakeFirst();
       if (!updated) return false;
       const url = updated.webhooks?.onBatchFailed;
@@ -262,11 +276,14 @@ export class BatchService {
         .where('batch_id', '=', batchId)
         .where('state', '=', 'queued')
         .executeTakeFirst();
+      // Once ingested, `ingested` equals `total`; before, the rest were never queued.
+      const neverQueued = updated.total - updated.ingested;
       await trx
         .updateTable('batches')
-        .set({ cancelled_jobs: sql`cancelled_jobs + ${Number(removed.numUpdatedRows)}` })
+        .set({ cancelled_jobs: sql`cancelled_jobs + ${Number(removed.numUpdatedRows) + neverQueued}` })
         .where('id', '=', batchId)
         .execute();
+      await trx.deleteFrom('batch_payloads').where('batch_id', '=', batchId).execute();
       return true;
     });
   }

@@ -2,8 +2,18 @@ import { sql } from 'kysely';
 import type { Db } from '../adapters/postgres/database.js';
 import { type BatchContactInput, distinctContacts } from '../domain/contacts.js';
 import { newId } from '../domain/ids.js';
-import { INGEST_CHUNK, INGEST_LEASE_MS } from './batches.js';
+import { type BatchService, INGEST_CHUNK, INGEST_LEASE_MS } from './batches.js';
 import type { Deps } from './deps.js';
+
+/**
+ * Failed passes over one batch this process allows before it fails the batch. A pass that fails
+ * on a database outage (the only failure worth repeating) is retried by recovery every 10 s (the
+ * lease); five passes ride out a 50 s outage, and a batch never loops on its 16 MB body forever.
+ */
+export const MAX_INGEST_ATTEMPTS = 5;
+
+/** What a failed batch says when ingestion gave up on it (its `error.code`, and batch.failed's `code`). */
+export const INGEST_FAILED = 'INGEST_FAILED';
 
 /**
  * Writes a batch's contacts in chunks, each chunk's dial rows in one transaction together with the
@@ -13,18 +23,52 @@ import type { Deps } from './deps.js';
  */
 export class BatchIngester {
   private readonly running = new Map<string, Promise<void>>();
+  /** Failed passes per batch in this process (a crash-looping process starts again at zero). */
+  private readonly failures = new Map<string, number>();
 
-  constructor(private readonly deps: Deps) {}
+  constructor(
+    private readonly deps: Deps,
+    private readonly batches: Pick<BatchService, 'fail'>,
+  ) {}
 
   /** Starts ingesting in the background (used right after the 202, with the already parsed contacts). */
   start(batchId: string, contacts?: BatchContactInput[]): void {
     if (this.running.has(batchId)) return;
     const work = this.ingest(batchId, contacts)
-      .catch((error: unknown) =>
-        this.deps.logger.error({ err: error, batchId }, 'ingestion stopped; another pass resumes it'),
-      )
+      .then(() => {
+        this.failures.delete(batchId);
+      })
+      .catch((error: unknown) => this.failed(batchId, error))
       .finally(() => this.running.delete(batchId));
     this.running.set(batchId, work);
+  }
+
+  /**
+   * A pass failed. A database outage is left to recovery (another pass after the lease) up to
+   * MAX_INGEST_ATTEMPTS; anything else would fail again on the same body, so the batch is failed
+   * now, visibly: status failed with INGEST_FAILED, and batch.failed to its onBatchFailed hook.
+   */
+  private async failed(batchId: string, error: unknown): Promise<void> {
+    const attempts = (this.failures.get(batchId) ?? 0) + 1;
+    this.failures.set(batchId, attempts);
+    const transient = isTransientDatabaseError(error);
+    if (transient && attempts < MAX_INGEST_ATTEMPTS) {
+      this.deps.logger.warn({ err: error, batchId, attempts }, 'ingestion stopped; another pass resumes it');
+      return;
+    }
+    this.deps.logger.error({ err: error, batchId, attempts }, 'ingestion failed; failing the batch');
+    const reason = transient
+      ? `the database was unavailable for ${attempts} attempts`
+      : error instanceof Error
+        ? error.message.slice(0, 200)
+        : 'an unexpected error';
+    try {
+      await this.batches.fail(batchId, INGEST_FAILED, `The batch's contacts could not be stored: ${reason}`);
+      this.failures.delete(batchId);
+    } catch (failError) {
+      // The database is still away: the batch stays ingesting and the next pass decides again.
+      this.deps.logger.error({ err: failError, batchId }, 'could not mark the batch failed');
+    }
   }
 
   /** Waits for the ingestions this process is running (shutdown, tests). */
@@ -149,6 +193,24 @@ export class BatchIngester {
     });
     this.deps.logger.info({ batchId, contacts: contacts.length }, 'batch ingested');
   }
+}
+
+/**
+ * Failures that a later pass may not meet: the connection or the server went away (SQLSTATE
+ * classes 08 and 57P, resources in 53, a serialization or lock conflict), or the socket failed.
+ * Everything else (a value the database refuses, a bug) fails the same way on the same body.
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (/^(08|53|57P)/.test(code) || code === '40001' || code === '40P01' || code === '55P03') return true;
+    if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code))
+      return true;
+  }
+  return /Connection terminated|timeout exceeded when trying to connect|connection is closed/i.test(
+    error.message,
+  );
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));

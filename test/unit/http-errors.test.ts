@@ -83,4 +83,31 @@ describe('error bodies', () => {
       'options.speed': ['is not a recognised field'],
     });
   });
+
+  it('names fields called like built-in object properties instead of failing on them', () => {
+    const issues = [
+      'toString',
+      'valueOf',
+      'hasOwnProperty',
+      '__defineGetter__',
+      '__proto__',
+      'constructor',
+    ].map((name) => ({
+      instancePath: '',
+      keyword: 'additionalProperties',
+      params: { additionalProperty: name },
+    }));
+    const out = fieldErrorsOf(issues);
+    expect(Object.keys(out)).toEqual([
+      'toString',
+      'valueOf',
+      'hasOwnProperty',
+      '__defineGetter__',
+      '__proto__',
+      'constructor',
+    ]);
+    for (const list of Object.values(out)) expect(list).toEqual(['is not a recognised field']);
+    // An own key, so the answer's JSON carries it too.
+    expect(JSON.stringify(out)).toContain('"__proto__":["is not a recognised field"]');
+  });
 });

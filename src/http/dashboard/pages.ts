@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { BATCH_STATUSES, type BatchStatus } from '../../domain/batch.js';
-import { AppError } from '../../domain/errors.js';
+import { AppError, fieldError } from '../../domain/errors.js';
+import { findInputProblem } from '../../domain/input.js';
 import type { AgentService } from '../../services/agents.js';
 import type { BatchReads } from '../../services/batch-reads.js';
 import type { BatchService } from '../../services/batches.js';
@@ -75,9 +76,13 @@ export function registerDashboard(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: 16 * 1024 },
     (_request, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      const form = Object.fromEntries(new URLSearchParams(body as string));
+      const problem = findInputProblem(form);
+      if (problem) done(fieldError(problem.field, problem.message), undefined);
+      else done(null, form);
     },
   );
+  app.addHook('onRoute', hideFromDocument);
 
   /** The session, or a redirect to sign-in (pages) / 401 (JSON). */
   const signedIn = async (
@@ -120,7 +125,9 @@ export function registerDashboard(
     );
 
   app.get('/dashboard/assets/:file', async (request, reply) => {
-    const asset = ASSETS[(request.params as { file: string }).file];
+    const file = (request.params as { file: string }).file;
+    // Own keys only: `toString` or `__proto__` would otherwise be found on the object's prototype.
+    const asset = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
     if (!asset) throw new AppError('ROUTE_NOT_FOUND');
     return reply
       .header('content-type', `${asset.type}; charset=utf-8`)
@@ -332,6 +339,14 @@ export function registerDashboard(
     await services.users.rotateWebhookSecret(session.userId);
     return reply.redirect('/api-keys#webhook-secret', 303);
   });
+}
+
+/**
+ * The dashboard's pages are for browsers, not part of the API: kept out of the OpenAPI document
+ * (docs/decisions.md), which lists only what API clients call.
+ */
+function hideFromDocument(route: RouteOptions): void {
+  route.schema = { ...route.schema, hide: true } as RouteOptions['schema'];
 }
 
 function signInPage(csrf: string, next: string, error: string | null): string {

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../../domain/errors.js';
 import type { App, BuildAppOptions } from '../app.js';
 import { bearerToken } from '../auth.js';
 
@@ -20,7 +21,7 @@ export function registerMetrics(
     const byToken = token !== undefined && timingSafeEqual(given, expected);
     const address = request.ip.replace(/^::ffff:/, '');
     if (!byToken && !allowed.has(address)) {
-      return reply.status(401).send({ error: 'Unauthorized', message: 'Invalid or missing admin token' });
+      throw new AppError('UNAUTHORIZED');
     }
     await options.sampleGauges();
     return reply

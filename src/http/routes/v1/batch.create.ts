@@ -1,5 +1,4 @@
 import { type Static, Type } from '@sinclair/typebox';
-import sjson from 'secure-json-parse';
 import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { errorResponses, Id } from '../../schemas/common.js';
@@ -85,31 +84,9 @@ const Accepted = Type.Object({
   links: Type.Object({ status: Type.String(), dashboard: Type.String() }),
 });
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    rawBody?: string;
-  }
-}
-
 export function registerBatchCreate(app: App, services: Pick<AppServices, 'batches'>): void {
-  // This route keeps the body text it parsed: it is stored as the batch's durable record, so the
-  // 16 MB is parsed once and never serialised again.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(
-    'application/json',
-    { parseAs: 'string', bodyLimit: BATCH_BODY_LIMIT },
-    (request, body, done) => {
-      try {
-        const text = body as string;
-        const parsed = sjson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' });
-        request.rawBody = text;
-        done(null, parsed);
-      } catch (error) {
-        (error as { statusCode?: number }).statusCode = 400;
-        done(error as Error, undefined);
-      }
-    },
-  );
+  // The app's JSON parser keeps the body text it parsed (request.rawBody): it is stored as the
+  // batch's durable record, so the 16 MB is parsed once and never serialised again.
   app.post(
     '/api/v1/batch',
     {
