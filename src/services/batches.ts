@@ -152,6 +152,7 @@ export class BatchService {
           total: distinct.length,
           duplicates,
           ingest_lease_until: new Date(now.getTime() + INGEST_LEASE_MS),
+          ingest_passes: 1,
           created_at: now,
           updated_at: now,
         })

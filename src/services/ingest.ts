@@ -6,11 +6,13 @@ import { type BatchService, INGEST_CHUNK, INGEST_LEASE_MS } from './batches.js';
 import type { Deps } from './deps.js';
 
 /**
- * Failed passes over one batch this process allows before it fails the batch. A pass that fails
- * on a database outage (the only failure worth repeating) is retried by recovery every 10 s (the
- * lease); five passes ride out a 50 s outage, and a batch never loops on its 16 MB body forever.
+ * Ingestion passes one batch may start, counted in the database (`batches.ingest_passes`, the
+ * first pass included). A pass that stops on a database outage, or with its process killed, is
+ * taken up again by recovery after the lease (10 s); five passes ride out a 40 s outage or four
+ * crashes, and a batch that keeps stopping its process (say, out of memory on its body) is failed
+ * instead of being re-parsed forever, whichever process or restart takes it up.
  */
-export const MAX_INGEST_ATTEMPTS = 5;
+export const MAX_INGEST_PASSES = 5;
 
 /** What a failed batch says when ingestion gave up on it (its `error.code`, and batch.failed's `code`). */
 export const INGEST_FAILED = 'INGEST_FAILED';
@@ -23,8 +25,6 @@ export const INGEST_FAILED = 'INGEST_FAILED';
  */
 export class BatchIngester {
   private readonly running = new Map<string, Promise<void>>();
-  /** Failed passes per batch in this process (a crash-looping process starts again at zero). */
-  private readonly failures = new Map<string, number>();
 
   constructor(
     private readonly deps: Deps,
@@ -35,36 +35,28 @@ export class BatchIngester {
   start(batchId: string, contacts?: BatchContactInput[]): void {
     if (this.running.has(batchId)) return;
     const work = this.ingest(batchId, contacts)
-      .then(() => {
-        this.failures.delete(batchId);
-      })
       .catch((error: unknown) => this.failed(batchId, error))
       .finally(() => this.running.delete(batchId));
     this.running.set(batchId, work);
   }
 
   /**
-   * A pass failed. A database outage is left to recovery (another pass after the lease) up to
-   * MAX_INGEST_ATTEMPTS; anything else would fail again on the same body, so the batch is failed
-   * now, visibly: status failed with INGEST_FAILED, and batch.failed to its onBatchFailed hook.
+   * A pass failed. A database outage is left to recovery (another pass after the lease, counted
+   * against MAX_INGEST_PASSES); anything else would fail again on the same body, so the batch is
+   * failed now, visibly: status failed with INGEST_FAILED, and batch.failed to its onBatchFailed hook.
    */
   private async failed(batchId: string, error: unknown): Promise<void> {
-    const attempts = (this.failures.get(batchId) ?? 0) + 1;
-    this.failures.set(batchId, attempts);
-    const transient = isTransientDatabaseError(error);
-    if (transient && attempts < MAX_INGEST_ATTEMPTS) {
-      this.deps.logger.warn({ err: error, batchId, attempts }, 'ingestion stopped; another pass resumes it');
+    if (isTransientDatabaseError(error)) {
+      this.deps.logger.warn({ err: error, batchId }, 'ingestion stopped; another pass resumes it');
       return;
     }
-    this.deps.logger.error({ err: error, batchId, attempts }, 'ingestion failed; failing the batch');
-    const reason = transient
-      ? `the database was unavailable for ${attempts} attempts`
-      : error instanceof Error
-        ? error.message.slice(0, 200)
-        : 'an unexpected error';
+    this.deps.logger.error({ err: error, batchId }, 'ingestion failed; failing the batch');
+    await this.giveUp(batchId, error instanceof Error ? error.message.slice(0, 200) : 'an unexpected error');
+  }
+
+  private async giveUp(batchId: string, reason: string): Promise<void> {
     try {
       await this.batches.fail(batchId, INGEST_FAILED, `The batch's contacts could not be stored: ${reason}`);
-      this.failures.delete(batchId);
     } catch (failError) {
       // The database is still away: the batch stays ingesting and the next pass decides again.
       this.deps.logger.error({ err: failError, batchId }, 'could not mark the batch failed');
@@ -92,17 +84,32 @@ export class BatchIngester {
         if (!options.ignoreLease) query = query.where('ingest_lease_until', '<', now);
         const row = await query.orderBy('created_at').limit(1).forUpdate().skipLocked().executeTakeFirst();
         if (!row || this.running.has(row.id)) return null;
-        await trx
+        const { ingest_passes: passes } = await trx
           .updateTable('batches')
-          .set({ ingest_lease_until: new Date(now.getTime() + INGEST_LEASE_MS) })
+          .set({
+            ingest_lease_until: new Date(now.getTime() + INGEST_LEASE_MS),
+            ingest_passes: sql<number>`ingest_passes + 1`,
+          })
           .where('id', '=', row.id)
-          .execute();
-        return row.id;
+          .returning('ingest_passes')
+          .executeTakeFirstOrThrow();
+        return { id: row.id, passes };
       });
       if (!claimed) break;
-      this.deps.logger.info({ batchId: claimed }, 'resuming an interrupted ingestion');
-      this.start(claimed);
       taken++;
+      if (claimed.passes > MAX_INGEST_PASSES) {
+        this.deps.logger.error(claimed, 'ingestion never finished; failing the batch');
+        await this.giveUp(
+          claimed.id,
+          `ingestion was started ${claimed.passes - 1} times and stopped each time (the process ended or the database was unavailable)`,
+        );
+        continue;
+      }
+      this.deps.logger.info(
+        { batchId: claimed.id, pass: claimed.passes },
+        'resuming an interrupted ingestion',
+      );
+      this.start(claimed.id);
     }
     return taken;
   }

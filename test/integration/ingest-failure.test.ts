@@ -62,7 +62,7 @@ describe('batches that cannot be ingested', () => {
   }
 
   /** A batch as a version without these checks accepted it: recorded, with a body ingestion cannot store. */
-  async function strandedBatch(contactsJson: string): Promise<string> {
+  async function strandedBatch(contactsJson: string, passes = 1): Promise<string> {
     const db = t.runtime.database.db;
     const id = newId('bat');
     const now = new Date();
@@ -87,6 +87,7 @@ describe('batches that cannot be ingested', () => {
         total: 2,
         duplicates: 0,
         ingest_lease_until: new Date(now.getTime() - 1000),
+        ingest_passes: passes,
         created_at: now,
         updated_at: now,
       })
@@ -135,4 +136,35 @@ describe('batches that cannot be ingested', () => {
       expect(await t.runtime.ingester.recover({ limit: 10, ignoreLease: true })).toBe(0);
     });
   }
+
+  it('fails a batch whose ingestion stopped five times, wherever it is taken up, instead of parsing it again', async () => {
+    // Five passes started and never finished: each one's process was killed (say, out of memory).
+    const batchId = await strandedBatch('[{"phoneNumber":"+15550100030"},{"phoneNumber":"+15550100031"}]', 5);
+    expect(await t.runtime.ingester.recover({ limit: 10, ignoreLease: true })).toBeGreaterThanOrEqual(1);
+    await t.runtime.ingester.idle();
+    const body = (
+      await t.request({ method: 'GET', url: `/api/v1/batch/${batchId}/status`, key: alice.key })
+    ).json<{ status: string; error: { code: string; message: string } }>();
+    expect(body.status).toBe('failed');
+    expect(body.error.code).toBe('INGEST_FAILED');
+    expect(body.error.message).toMatch(/started 5 times and stopped each time/);
+    const queued = await t.runtime.database.db
+      .selectFrom('batch_contacts')
+      .select('seq')
+      .where('batch_id', '=', batchId)
+      .execute();
+    expect(queued).toEqual([]);
+  });
+
+  it('takes up a batch whose earlier passes stopped fewer than five times, and counts the pass', async () => {
+    const batchId = await strandedBatch('[{"phoneNumber":"+15550100040"},{"phoneNumber":"+15550100041"}]', 4);
+    expect(await t.runtime.ingester.recover({ limit: 10, ignoreLease: true })).toBeGreaterThanOrEqual(1);
+    await t.runtime.ingester.idle();
+    const row = await t.runtime.database.db
+      .selectFrom('batches')
+      .select(['status', 'ingested', 'ingest_passes'])
+      .where('id', '=', batchId)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'pending', ingested: 2, ingest_passes: 5 });
+  });
 });

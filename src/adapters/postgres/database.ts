@@ -129,6 +129,8 @@ export interface BatchesTable {
   error: string | null;
   error_code: string | null;
   ingest_lease_until: NullableTimestamp;
+  /** Ingestion passes started (the first one included); recovery gives up after MAX_INGEST_PASSES. */
+  ingest_passes: Generated<number>;
   created_at: Timestamp;
   started_at: NullableTimestamp;
   completed_at: NullableTimestamp;
