@@ -7,8 +7,8 @@ import { LlmAnalyzer } from './adapters/analysis/llm.js';
 import { LocalAnalyzer } from './adapters/analysis/local.js';
 import { MemoryLiveCache } from './adapters/memory/live-cache.js';
 import { MemoryRateLimiter } from './adapters/memory/rate-limiter.js';
-import { type DatabaseHandle, openDatabase } from './adapters/postgres/database.js';
-import { migrate } from './adapters/postgres/migrate.js';
+import { type DatabaseHandle, openDatabase, type Progress } from './adapters/postgres/database.js';
+import { migrate, versionRange } from './adapters/postgres/migrate.js';
 import { RedisLeases } from './adapters/redis/leases.js';
 import { RedisLiveCache } from './adapters/redis/live-cache.js';
 import { RedisRateLimiter } from './adapters/redis/rate-limiter.js';
@@ -66,6 +66,8 @@ export interface RuntimeOverrides {
   analyzer?: Analyzer;
   /** Resolves webhook host names (tests point a name at an address of their choosing). */
   webhookResolve?: LookupFn;
+  /** Where the start's progress lines go (the CLI prints them; default: the logger). */
+  progress?: Progress;
 }
 
 export interface Runtime {
@@ -103,12 +105,24 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...(config.adminToken ? { adminToken: config.adminToken } : {}),
     ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
   });
+  const progress: Progress = overrides.progress ?? ((line, level) => logger[level](line));
   const database =
     overrides.database ??
-    (await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata') }));
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      pgliteDir: path.join(config.dataDir, 'pgdata'),
+      onProgress: progress,
+    }));
   const opened: Array<() => Promise<void>> = overrides.database ? [] : [() => database.close()];
   try {
-    await migrate(database);
+    const migrating = performance.now();
+    const applied = await migrate(database, undefined, (versions) =>
+      progress(`Applying migrations ${versionRange(versions)}`, 'info'),
+    );
+    if (applied.length > 0) {
+      const seconds = ((performance.now() - migrating) / 1000).toFixed(1);
+      progress(`Applied migrations ${versionRange(applied)} in ${seconds} s`, 'info');
+    }
     const cache =
       overrides.cache ??
       (config.redisUrl ? new RedisLiveCache({ url: config.redisUrl }) : new MemoryLiveCache());
