@@ -39,7 +39,7 @@ export type ImageCheck =
 export const MANIFEST_FILE = 'pgdata.json';
 export const IMAGE_FILE = 'pgdata.tar.br';
 /** Where the bundled image lives: beside this module, in src/ and (copied by the build) in dist/. */
-export const BUNDLED_IMAGE_DIR = fileURLToPath(new URL('./pgimage/', import.meta.url));
+export const BUNDLED_IMAGE_DIR = fileURLToPath(new URL('./pgimage', import.meta.url));
 /** PGlite takes a data dir holding this file for an existing cluster; it is written last. */
 const MARKER = 'PG_VERSION';
 /** Our own lock file (see database.ts), never part of an image. */
@@ -56,7 +56,16 @@ export function installedPgliteVersion(): string {
 }
 
 /** Whether the image in `dir` can initialise a data dir for the installed PGlite, and why not. */
-export function checkImage(dir: string, installed: string = installedPgliteVersion()): ImageCheck {
+export function checkImage(dir: string): ImageCheck {
+  let installed: string;
+  try {
+    installed = installedPgliteVersion();
+  } catch (error) {
+    return {
+      usable: false,
+      reason: `the installed PGlite's version is unknown (${(error as Error).message})`,
+    };
+  }
   const manifestPath = path.join(dir, MANIFEST_FILE);
   if (!fs.existsSync(manifestPath)) return { usable: false, reason: `there is no database image in ${dir}` };
   let manifest: PgliteImageManifest;
