@@ -135,14 +135,6 @@ describe('first start of the embedded database', () => {
         }),
       /made by PGlite 0\.4\.0, but PGlite \d+\.\d+\.\d+ is installed/,
     ],
-    [
-      'damaged',
-      () =>
-        imageCopy((manifest) => {
-          manifest.sha256 = '0'.repeat(64);
-        }),
-      /does not match its checksum/,
-    ],
   ])(
     'when the image is %s, initdb makes the database instead, with a warning',
     async (_, image, reason) => {
@@ -160,6 +152,20 @@ describe('first start of the embedded database', () => {
     },
     120_000,
   );
+
+  it('a damaged image is refused before it is unpacked (the same initdb path follows)', () => {
+    const altered = imageCopy(() => {});
+    const file = path.join(altered, IMAGE_FILE);
+    const bytes = fs.readFileSync(file);
+    bytes[1000] = (bytes[1000] ?? 0) ^ 0xff;
+    fs.writeFileSync(file, bytes);
+    const cut = imageCopy(() => {});
+    fs.truncateSync(path.join(cut, IMAGE_FILE), 1000);
+    for (const image of [altered, cut]) {
+      const check = checkImage(image);
+      expect(check.usable ? 'usable' : check.reason).toMatch(/does not match its checksum/);
+    }
+  });
 
   it('an image that PGlite refuses to open is removed and initdb makes the database instead', async () => {
     // A well-formed image (its manifest and checksum agree) of a cluster of an unknown PostgreSQL.
