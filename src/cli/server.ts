@@ -5,10 +5,11 @@ import { loadConfig } from '../config.js';
 import { createRuntime, type Role } from '../main.js';
 import { seedDemo } from '../services/demo.js';
 
-/** `outdial serve|api|worker`: build the runtime, listen and/or work, and shut down cleanly on a signal. */
 /** Progress lines of a start: on stdout with the rest of what a start prints, warnings on stderr. */
 const printProgress: Progress = (line, level) =>
   (level === 'warn' ? process.stderr : process.stdout).write(`${line}\n`);
+
+/** `outdial serve|api|worker`: build the runtime, listen and/or work, and shut down cleanly on a signal. */
 
 export async function runServer(role: Role): Promise<void> {
   const config = loadConfig();

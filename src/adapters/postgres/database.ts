@@ -316,9 +316,9 @@ function createPglite(dir: string): Promise<PGlite> {
 }
 
 /**
- * A new data dir: unpacked from the image when it fits the installed PGlite (0.1-0.2 s, ~200 MB
- * peak), else made by PGlite's initdb (2.5-3 s quiet, 23 s on a busy machine, 770-900 MB peak),
- * which is also where an image that PGlite refuses to open ends up.
+ * A new data dir: unpacked from the image when it fits the installed PGlite, else made by PGlite's
+ * initdb, which is also where an image that PGlite refuses to open ends up. Measured for a whole
+ * `outdial serve` (docs/benchmarks.md): 0.4-0.8 s against 2.5-4.5 s, peak RSS 339 against 819 MB.
  */
 async function createCluster(dir: string, image: string | null, progress: Progress): Promise<PGlite> {
   const started = performance.now();
