@@ -9,7 +9,7 @@ import {
 } from '../src/adapters/postgres/pglite-image.js';
 
 /**
- * `npx tsx scripts/build-pgimage.ts`: makes the embedded database image that a first start unpacks
+ * `npm run build:pgimage` (this file): makes the embedded database image that a first start unpacks
  * instead of running initdb. Run it after upgrading @electric-sql/pglite (a first start warns and
  * falls back to initdb until then, and test/unit/pglite-image.test.ts fails), and commit the two
  * files it writes. The image is the empty cluster, before any migration: adding a migration does not

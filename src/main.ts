@@ -10,7 +10,7 @@ import { MemoryRateLimiter } from './adapters/memory/rate-limiter.js';
 import { type DatabaseHandle, openDatabase, type Progress } from './adapters/postgres/database.js';
 import { migrate, versionRange } from './adapters/postgres/migrate.js';
 import { RedisLeases } from './adapters/redis/leases.js';
-import { RedisLiveCache } from './adapters/redis/live-cache.js';
+import type { RedisLiveCache } from './adapters/redis/live-cache.js';
 import { RedisRateLimiter } from './adapters/redis/rate-limiter.js';
 import { loadConversationEngine } from './adapters/voice/conversation.js';
 import { RoutingVoiceProvider } from './adapters/voice/router.js';
@@ -123,19 +123,25 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       const seconds = ((performance.now() - migrating) / 1000).toFixed(1);
       progress(`Applied migrations ${versionRange(applied)} in ${seconds} s`, 'info');
     }
+    // ioredis (~8 MB of resident memory) is loaded only where Redis can be in use.
+    const redisModule =
+      config.redisUrl || overrides.cache ? await import('./adapters/redis/live-cache.js') : null;
     const cache =
       overrides.cache ??
-      (config.redisUrl ? new RedisLiveCache({ url: config.redisUrl }) : new MemoryLiveCache());
+      (config.redisUrl && redisModule
+        ? new redisModule.RedisLiveCache({ url: config.redisUrl })
+        : new MemoryLiveCache());
+    const redisCache: RedisLiveCache | null =
+      redisModule && cache instanceof redisModule.RedisLiveCache ? cache : null;
     if (!overrides.cache) opened.unshift(() => cache.close());
-    if (!overrides.cache && cache instanceof RedisLiveCache && !(await cache.waitReady(5000))) {
+    if (!overrides.cache && redisCache && !(await redisCache.waitReady(5000))) {
       logger.warn('Redis is not answering yet; the live view answers from the database until it does');
     }
-    const cacheKind =
-      cache instanceof RedisLiveCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
+    const cacheKind = redisCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
     const clock = overrides.clock ?? systemClock;
     const limiter =
       overrides.limiter ??
-      (cache instanceof RedisLiveCache ? new RedisRateLimiter(cache.redis) : new MemoryRateLimiter(clock));
+      (redisCache ? new RedisRateLimiter(redisCache.redis) : new MemoryRateLimiter(clock));
     const metrics = new Metrics({ processMetrics: true });
     const fallback =
       overrides.provider ??
@@ -162,9 +168,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       trunk: async (trunkId) => (trunks ? trunks.forDialing(trunkId) : null),
       engine: await loadConversationEngine(config.conversationEngine),
       // Several processes share one Redis: each trunk's caps are then held across all of them.
-      ...(cache instanceof RedisLiveCache
-        ? { shared: { leases: new RedisLeases(cache.redis), limiter } }
-        : {}),
+      ...(redisCache ? { shared: { leases: new RedisLeases(redisCache.redis), limiter } } : {}),
       logger,
       onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
       onTrunkLoad: (trunk, up, waiting) => {

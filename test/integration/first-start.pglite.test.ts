@@ -33,7 +33,7 @@ describe('first start of the embedded database', () => {
   });
   const allMigrations = versionRange(loadMigrations().map((m) => m.version));
 
-  it('the bundled image was made by the installed PGlite (else run scripts/build-pgimage.ts)', () => {
+  it('the bundled image was made by the installed PGlite (else run npm run build:pgimage)', () => {
     const check = checkImage(BUNDLED_IMAGE_DIR);
     expect(check.usable ? check.manifest.pglite : check.reason).toBe(installedPgliteVersion());
   });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { type ColumnType, type Generated, Kysely, PostgresDialect, type RawBuilder, sql } from 'kysely';
-import pg from 'pg';
+import type { CustomTypesConfig } from 'pg';
 import type { BatchStatus } from '../../domain/batch.js';
 import type { CallStatus, TranscriptEntry } from '../../domain/call.js';
 import { PGliteDialect } from './pglite-dialect.js';
@@ -248,7 +248,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return openPglite(options.pgliteDir, image, options.onProgress ?? (() => {}));
 }
 
-function openPostgres(url: string, options: OpenDatabaseOptions): DatabaseHandle {
+/** pg is imported here, when a DATABASE_URL is given: the embedded path never carries it (~5 MB). */
+async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
@@ -256,7 +258,7 @@ function openPostgres(url: string, options: OpenDatabaseOptions): DatabaseHandle
     types: {
       getTypeParser: (oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format ?? 'text'),
-    } as pg.CustomTypesConfig,
+    } as CustomTypesConfig,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   // An idle client that loses its server emits 'error'; the pool replaces it on next use.
@@ -347,7 +349,7 @@ async function createCluster(dir: string, image: string | null, progress: Progre
     }
   } else if (check) {
     progress(
-      `Warning: ${check.reason}; running initdb instead. Rebuild the image with \`npx tsx scripts/build-pgimage.ts\`.`,
+      `Warning: ${check.reason}; running initdb instead. Rebuild the image with \`npm run build:pgimage\`.`,
       'warn',
     );
   }
