@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import { type ColumnType, type Generated, Kysely, PostgresDialect, type RawBuilder, sql } from 'kysely';
 import type { CustomTypesConfig } from 'pg';
@@ -283,7 +284,21 @@ const PGLITE_SHARED_BUFFERS = '32MB';
 const PGLITE_DEFAULT_START_PARAMS: string[] =
   (PGlite as unknown as { defaultStartParams?: string[] }).defaultStartParams ?? [];
 
+/**
+ * V8 compiles PGlite's busiest WebAssembly functions a second time with its optimising compiler, on
+ * background threads, by default several at once; each compilation holds tens of MB of working
+ * memory that the process keeps. That, not PGlite's heap, is what a first start's migrations cost
+ * (a bare process opening the image and migrating: 265-277 MB, with one compilation at a time
+ * 193-211 MB, with no optimising compiler at all 167 MB). One at a time, for `outdial serve` on a
+ * new data dir: peak RSS at ready 329-345 -> 255-266 MB in most runs, the migrations no slower, a
+ * 100,000-contact ingestion within the machine's noise (docs/benchmarks.md). It is process-wide
+ * and set before PGlite's module is compiled; undici's small HTTP parser is the only other
+ * WebAssembly here.
+ */
+const WASM_COMPILATION_FLAGS = '--wasm-num-compilation-tasks=1';
+
 async function openPglite(dir: string, image: string | null, progress: Progress): Promise<DatabaseHandle> {
+  v8.setFlagsFromString(WASM_COMPILATION_FLAGS);
   fs.mkdirSync(dir, { recursive: true });
   const releaseLock = lockDataDir(dir);
   let pglite: PGlite;
@@ -320,7 +335,7 @@ function createPglite(dir: string): Promise<PGlite> {
 /**
  * A new data dir: unpacked from the image when it fits the installed PGlite, else made by PGlite's
  * initdb, which is also where an image that PGlite refuses to open ends up. Measured for a whole
- * `outdial serve` (docs/benchmarks.md): 0.4-0.8 s against 2.5-4.5 s, peak RSS 339 against 819 MB.
+ * `outdial serve` (docs/benchmarks.md): 0.4-0.8 s against 2.5-4.5 s, peak RSS 264 against 743 MB (medians).
  */
 async function createCluster(dir: string, image: string | null, progress: Progress): Promise<PGlite> {
   const started = performance.now();
