@@ -21,6 +21,8 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: integration,
+          // *.pglite.test.ts are about the embedded database itself: PGlite only.
+          exclude: ['test/**/*.pglite.test.ts'],
           env: { OUTDIAL_TEST_STORE: 'postgres' },
           globalSetup: ['test/helpers/global-setup.ts'],
         },

@@ -1,4 +1,5 @@
 import { benchDispatch } from './dispatch.js';
+import { benchFirstStart } from './first-start.js';
 import { benchIngest } from './ingest.js';
 import { benchMedia } from './media.js';
 import { benchReads } from './reads.js';
@@ -6,7 +7,7 @@ import { benchWebhooks } from './webhooks.js';
 
 /**
  * `npm run bench [scenario...]`: ingest-postgres, ingest-pglite, dispatch-postgres, dispatch-pglite,
- * webhooks-postgres, webhooks-pglite, reads-postgres, reads-pglite, media
+ * webhooks-postgres, webhooks-pglite, reads-postgres, reads-pglite, media, first-start
  * (all by default). Each scenario prints its measurements beside its baseline, as ratios.
  */
 const scenarios: Record<string, () => Promise<void>> = {
@@ -19,6 +20,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   'reads-postgres': () => benchReads('postgres'),
   'reads-pglite': () => benchReads('pglite'),
   media: () => benchMedia(),
+  'first-start': () => benchFirstStart(),
 };
 
 const wanted = process.argv.slice(2);

@@ -7,10 +7,10 @@ import { LlmAnalyzer } from './adapters/analysis/llm.js';
 import { LocalAnalyzer } from './adapters/analysis/local.js';
 import { MemoryLiveCache } from './adapters/memory/live-cache.js';
 import { MemoryRateLimiter } from './adapters/memory/rate-limiter.js';
-import { type DatabaseHandle, openDatabase } from './adapters/postgres/database.js';
-import { migrate } from './adapters/postgres/migrate.js';
+import { type DatabaseHandle, openDatabase, type Progress } from './adapters/postgres/database.js';
+import { migrate, versionRange } from './adapters/postgres/migrate.js';
 import { RedisLeases } from './adapters/redis/leases.js';
-import { RedisLiveCache } from './adapters/redis/live-cache.js';
+import type { RedisLiveCache } from './adapters/redis/live-cache.js';
 import { RedisRateLimiter } from './adapters/redis/rate-limiter.js';
 import { loadConversationEngine } from './adapters/voice/conversation.js';
 import { RoutingVoiceProvider } from './adapters/voice/router.js';
@@ -67,6 +67,8 @@ export interface RuntimeOverrides {
   analyzer?: Analyzer;
   /** Resolves webhook host names (tests point a name at an address of their choosing). */
   webhookResolve?: LookupFn;
+  /** Where the start's progress lines go (the CLI prints them; default: the logger). */
+  progress?: Progress;
 }
 
 export interface Runtime {
@@ -110,26 +112,44 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     previous: config.previousEncryptionKeys,
     legacyJwtSecret: secrets.jwtSecret,
   });
+  const progress: Progress = overrides.progress ?? ((line, level) => logger[level](line));
   const database =
     overrides.database ??
-    (await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata') }));
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      pgliteDir: path.join(config.dataDir, 'pgdata'),
+      onProgress: progress,
+    }));
   const opened: Array<() => Promise<void>> = overrides.database ? [] : [() => database.close()];
   try {
-    await migrate(database);
+    const migrating = performance.now();
+    const applied = await migrate(database, undefined, (versions) =>
+      progress(`Applying migrations ${versionRange(versions)}`, 'info'),
+    );
+    if (applied.length > 0) {
+      const seconds = ((performance.now() - migrating) / 1000).toFixed(1);
+      progress(`Applied migrations ${versionRange(applied)} in ${seconds} s`, 'info');
+    }
     await resealAtStart(database.db, sealer, logger);
+    // ioredis (~8 MB of resident memory) is loaded only where Redis can be in use.
+    const redisModule =
+      config.redisUrl || overrides.cache ? await import('./adapters/redis/live-cache.js') : null;
     const cache =
       overrides.cache ??
-      (config.redisUrl ? new RedisLiveCache({ url: config.redisUrl }) : new MemoryLiveCache());
+      (config.redisUrl && redisModule
+        ? new redisModule.RedisLiveCache({ url: config.redisUrl })
+        : new MemoryLiveCache());
+    const redisCache: RedisLiveCache | null =
+      redisModule && cache instanceof redisModule.RedisLiveCache ? cache : null;
     if (!overrides.cache) opened.unshift(() => cache.close());
-    if (!overrides.cache && cache instanceof RedisLiveCache && !(await cache.waitReady(5000))) {
+    if (!overrides.cache && redisCache && !(await redisCache.waitReady(5000))) {
       logger.warn('Redis is not answering yet; the live view answers from the database until it does');
     }
-    const cacheKind =
-      cache instanceof RedisLiveCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
+    const cacheKind = redisCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
     const clock = overrides.clock ?? systemClock;
     const limiter =
       overrides.limiter ??
-      (cache instanceof RedisLiveCache ? new RedisRateLimiter(cache.redis) : new MemoryRateLimiter(clock));
+      (redisCache ? new RedisRateLimiter(redisCache.redis) : new MemoryRateLimiter(clock));
     const metrics = new Metrics({ processMetrics: true });
     const fallback =
       overrides.provider ??
@@ -156,9 +176,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       trunk: async (trunkId) => (trunks ? trunks.forDialing(trunkId) : null),
       engine: await loadConversationEngine(config.conversationEngine),
       // Several processes share one Redis: each trunk's caps are then held across all of them.
-      ...(cache instanceof RedisLiveCache
-        ? { shared: { leases: new RedisLeases(cache.redis), limiter } }
-        : {}),
+      ...(redisCache ? { shared: { leases: new RedisLeases(redisCache.redis), limiter } } : {}),
       logger,
       onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
       onTrunkLoad: (trunk, up, waiting) => {

@@ -1,14 +1,19 @@
 import path from 'node:path';
-import { openDatabase } from '../adapters/postgres/database.js';
+import { openDatabase, type Progress } from '../adapters/postgres/database.js';
 import { migrate } from '../adapters/postgres/migrate.js';
 import { loadConfig } from '../config.js';
 import { createRuntime, type Role } from '../main.js';
 import { seedDemo } from '../services/demo.js';
 
+/** Progress lines of a start: on stdout with the rest of what a start prints, warnings on stderr. */
+const printProgress: Progress = (line, level) =>
+  (level === 'warn' ? process.stderr : process.stdout).write(`${line}\n`);
+
 /** `outdial serve|api|worker`: build the runtime, listen and/or work, and shut down cleanly on a signal. */
+
 export async function runServer(role: Role): Promise<void> {
   const config = loadConfig();
-  const runtime = await createRuntime(config);
+  const runtime = await createRuntime(config, { progress: printProgress });
   const out = (line = '') => process.stdout.write(`${line}\n`);
 
   let shuttingDown = false;
@@ -67,6 +72,7 @@ export async function runMigrate(): Promise<void> {
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     pgliteDir: path.join(config.dataDir, 'pgdata'),
+    onProgress: printProgress,
   });
   try {
     const applied = await migrate(database);

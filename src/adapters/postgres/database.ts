@@ -1,11 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import { type ColumnType, type Generated, Kysely, PostgresDialect, type RawBuilder, sql } from 'kysely';
-import pg from 'pg';
+import type { CustomTypesConfig } from 'pg';
 import type { BatchStatus } from '../../domain/batch.js';
 import type { CallStatus, TranscriptEntry } from '../../domain/call.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { BUNDLED_IMAGE_DIR, checkImage, clearUnpacked, unpackImage } from './pglite-image.js';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -240,16 +242,29 @@ export interface OpenDatabaseOptions {
   /** PostgreSQL only: the schema to work in (tests give each file its own). */
   schema?: string;
   poolSize?: number;
+  /**
+   * PGlite only: the folder of the pre-initialised image a new data dir is made from (default: the
+   * bundled one); null runs PGlite's initdb instead (how the image itself is made).
+   */
+  pgliteImage?: string | null;
+  /** Lines that say what a first start is doing (creating the embedded database takes a moment). */
+  onProgress?: Progress;
 }
+
+/** A line for the person starting outdial; 'warn' when something did not go as it should. */
+export type Progress = (line: string, level: 'info' | 'warn') => void;
 
 const INT8_OID = 20;
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
-  return openPglite(options.pgliteDir);
+  const image = options.pgliteImage === undefined ? BUNDLED_IMAGE_DIR : options.pgliteImage;
+  return openPglite(options.pgliteDir, image, options.onProgress ?? (() => {}));
 }
 
-function openPostgres(url: string, options: OpenDatabaseOptions): DatabaseHandle {
+/** pg is imported here, when a DATABASE_URL is given: the embedded path never carries it (~5 MB). */
+async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
@@ -257,7 +272,7 @@ function openPostgres(url: string, options: OpenDatabaseOptions): DatabaseHandle
     types: {
       getTypeParser: (oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format ?? 'text'),
-    } as pg.CustomTypesConfig,
+    } as CustomTypesConfig,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   // An idle client that loses its server emits 'error'; the pool replaces it on next use.
@@ -282,15 +297,28 @@ const PGLITE_SHARED_BUFFERS = '32MB';
 const PGLITE_DEFAULT_START_PARAMS: string[] =
   (PGlite as unknown as { defaultStartParams?: string[] }).defaultStartParams ?? [];
 
-async function openPglite(dir: string): Promise<DatabaseHandle> {
+/**
+ * V8 compiles PGlite's busiest WebAssembly functions a second time with its optimising compiler, on
+ * background threads, by default several at once; each compilation holds tens of MB of working
+ * memory that the process keeps. That, not PGlite's heap, is what a first start's migrations cost
+ * (a bare process opening the image and migrating: 265-277 MB, with one compilation at a time
+ * 193-211 MB, with no optimising compiler at all 167 MB). One at a time, for `outdial serve` on a
+ * new data dir: peak RSS at ready 329-345 -> 255-266 MB in most runs, the migrations no slower, a
+ * 100,000-contact ingestion within the machine's noise (docs/benchmarks.md). It is process-wide
+ * and set before PGlite's module is compiled; undici's small HTTP parser is the only other
+ * WebAssembly here.
+ */
+const WASM_COMPILATION_FLAGS = '--wasm-num-compilation-tasks=1';
+
+async function openPglite(dir: string, image: string | null, progress: Progress): Promise<DatabaseHandle> {
+  v8.setFlagsFromString(WASM_COMPILATION_FLAGS);
   fs.mkdirSync(dir, { recursive: true });
   const releaseLock = lockDataDir(dir);
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create(dir, {
-      parsers: { [INT8_OID]: (value: string) => Number(value) },
-      startParams: [...PGLITE_DEFAULT_START_PARAMS, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
-    });
+    pglite = fs.existsSync(path.join(dir, 'PG_VERSION'))
+      ? await createPglite(dir)
+      : await createCluster(dir, image, progress);
   } catch (error) {
     releaseLock();
     throw error;
@@ -308,6 +336,58 @@ async function openPglite(dir: string): Promise<DatabaseHandle> {
       releaseLock();
     },
   };
+}
+
+function createPglite(dir: string): Promise<PGlite> {
+  return PGlite.create(dir, {
+    parsers: { [INT8_OID]: (value: string) => Number(value) },
+    startParams: [...PGLITE_DEFAULT_START_PARAMS, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+  });
+}
+
+/**
+ * A new data dir: unpacked from the image when it fits the installed PGlite, else made by PGlite's
+ * initdb, which is also where an image that PGlite refuses to open ends up. Measured for a whole
+ * `outdial serve` (docs/benchmarks.md): 0.4-0.8 s against 2.5-4.5 s, peak RSS 264 against 743 MB (medians).
+ */
+async function createCluster(dir: string, image: string | null, progress: Progress): Promise<PGlite> {
+  const started = performance.now();
+  const done = (how: string) =>
+    progress(
+      `Created the embedded database ${how} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      'info',
+    );
+  const check = image === null ? null : checkImage(image);
+  if (check?.usable) {
+    progress(
+      `Creating the embedded database in ${dir} from the bundled image (PostgreSQL ${check.manifest.postgres}, PGlite ${check.manifest.pglite})`,
+      'info',
+    );
+    try {
+      await unpackImage(check.data, dir);
+      const pglite = await createPglite(dir);
+      done('from the image');
+      return pglite;
+    } catch (error) {
+      progress(
+        `Warning: the database image could not be opened (${(error as Error).message}); running initdb instead`,
+        'warn',
+      );
+      clearUnpacked(dir);
+    }
+  } else if (check) {
+    progress(
+      `Warning: ${check.reason}; running initdb instead. Rebuild the image with \`npm run build:pgimage\`.`,
+      'warn',
+    );
+  }
+  progress(
+    `Creating the embedded database in ${dir} with initdb (a few seconds; up to 900 MB of memory)`,
+    'info',
+  );
+  const pglite = await createPglite(dir);
+  done('with initdb');
+  return pglite;
 }
 
 /**

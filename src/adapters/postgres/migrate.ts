@@ -39,6 +39,8 @@ export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
 export async function migrate(
   handle: DatabaseHandle,
   migrations: Migration[] = loadMigrations(),
+  /** Told the versions about to be applied, once, when there are any (a first start prints them). */
+  onPending: (versions: number[]) => void = () => {},
 ): Promise<number[]> {
   return handle.db.connection().execute(async (conn) => {
     if (handle.kind === 'postgres') {
@@ -54,9 +56,10 @@ export async function migrate(
       const applied = new Set(
         (await conn.selectFrom('schema_migrations').select('version').execute()).map((row) => row.version),
       );
+      const pending = migrations.filter((migration) => !applied.has(migration.version));
+      if (pending.length > 0) onPending(pending.map((migration) => migration.version));
       const done: number[] = [];
-      for (const migration of migrations) {
-        if (applied.has(migration.version)) continue;
+      for (const migration of pending) {
         await conn.transaction().execute(async (trx) => {
           await sql.raw(migration.sql).execute(trx);
           await trx
@@ -75,4 +78,10 @@ export async function migrate(
       }
     }
   });
+}
+
+/** `001..006`, or `007` for one: how a run of migration numbers is printed. */
+export function versionRange(versions: number[]): string {
+  const label = (version: number | undefined) => String(version ?? 0).padStart(3, '0');
+  return versions.length > 1 ? `${label(versions[0])}..${label(versions.at(-1))}` : label(versions[0]);
 }
