@@ -8,6 +8,7 @@ import { LocalAnalyzer } from './adapters/analysis/local.js';
 import { MemoryLiveCache } from './adapters/memory/live-cache.js';
 import { MemoryRateLimiter } from './adapters/memory/rate-limiter.js';
 import { type DatabaseHandle, openDatabase } from './adapters/postgres/database.js';
+import { DbDialRecords } from './adapters/postgres/dial-records.js';
 import { migrate } from './adapters/postgres/migrate.js';
 import { RedisLeases } from './adapters/redis/leases.js';
 import { RedisLiveCache } from './adapters/redis/live-cache.js';
@@ -56,6 +57,8 @@ export interface RuntimeOverrides {
   database?: DatabaseHandle;
   cache?: LiveCache;
   provider?: VoiceProvider;
+  /** The dial records (a test gives its own simulator the same ones); started and closed here. */
+  dials?: DbDialRecords;
   clock?: Clock;
   limiter?: RateLimiter;
   /** Milliseconds between reconciler passes when idle. */
@@ -109,6 +112,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const opened: Array<() => Promise<void>> = overrides.database ? [] : [() => database.close()];
   try {
     await migrate(database);
+    // This process's lease, held from before its first call to after its last: every call it
+    // places names it, and is alive while it is renewed.
+    const dials = overrides.dials ?? new DbDialRecords(database.db, logger);
+    await dials.start();
+    opened.unshift(() => dials.close());
     const cache =
       overrides.cache ??
       (config.redisUrl ? new RedisLiveCache({ url: config.redisUrl }) : new MemoryLiveCache());
@@ -128,6 +136,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       new SimulatedVoiceProvider({
         ringMs: config.simRingMs,
         talkMs: config.simTalkMs,
+        records: dials,
         ...(config.simDialsDir ? { dialsDir: config.simDialsDir } : {}),
         clock,
         onError: (error, event) =>
@@ -141,6 +150,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       sipPort: config.sipPort,
       rtpPorts: config.rtpPorts,
       dataDir: config.dataDir,
+      records: dials,
       ringTimeoutMs: config.sipRingTimeoutMs,
       maxCallMs: config.maxCallSeconds * 1000,
       amd: config.amd,
@@ -166,6 +176,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       db: database.db,
       cache,
       provider,
+      dials,
       clock,
       logger,
       jwtSecret: secrets.jwtSecret,

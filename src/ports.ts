@@ -88,10 +88,11 @@ export interface VoiceProvider {
   /** Registers the one consumer of call-ended events. */
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void;
   /**
-   * Reconciliation after a restart: what the provider knows of a call we recorded as dialing.
-   * `dialedAt` lets a stateless provider (the simulator) rebuild the outcome.
+   * Reconciliation of a call sent by a process that is gone: its end, from its dial record (the
+   * simulator, stateless, rebuilds it from the number, the attempt and the time it went out, and
+   * picks up a call still running).
    */
-  lookup(request: DialRequest, dialedAt: Date): Promise<ProviderCallState>;
+  lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState>;
   /** Audio of a finished call, or null when the provider has none. */
   recording(call: {
     id: string;
@@ -137,4 +138,56 @@ export interface Leases {
   /** Takes, or renews, a place for `member`; false when all `limit` places are held by others. */
   acquire(key: string, limit: number, member: string, leaseMs: number): Promise<boolean>;
   release(key: string, member: string): Promise<void>;
+}
+
+/**
+ * Where a call id stands on its way to the network: `waiting` (recorded with the call, waiting for
+ * its slot or its trunk: nothing reached the network), `sent` (handed to the network: the
+ * INVITE went out, or the simulator took it), `ended` (the provider reported its end), or
+ * `returned` (it went back to the queue without reaching the network; the id is never used again).
+ */
+export type DialState = 'waiting' | 'sent' | 'ended' | 'returned';
+
+export interface DialRecord {
+  callId: string;
+  /** The process that dials (or dialed) it; the call is alive while that owner's lease is. */
+  owner: string;
+  provider: string;
+  state: DialState;
+  createdAt: Date;
+  /** When the call went out: its recorded start time. */
+  sentAt: Date | null;
+  answeredAt: Date | null;
+  /** The provider's end report, once it ended. */
+  ended: CallEndedEvent | null;
+  /** The owner's last lease renewal (its heartbeat), null when the owner is gone. */
+  ownerSeenAt: Date | null;
+}
+
+/**
+ * Dial records, in the shared database: what decides whether a call was placed. A record is
+ * written before its provider reaches the network, so a call id goes out at most once across
+ * processes and hosts. Each process holds a lease (renewed every few seconds) under `owner`.
+ */
+export interface DialRecords {
+  /** This process's id, named on every record it writes. */
+  readonly owner: string;
+  /**
+   * Writes the waiting record of a call this process is about to place (nothing when one exists);
+   * true when the record is this process's and still waiting, i.e. it may go on.
+   */
+  hold(callId: string, provider: string): Promise<boolean>;
+  /**
+   * Right before the network: this process's waiting record (or none yet) becomes sent at `at`,
+   * which is recorded as the call's start time. False: not this process's to send (sent already,
+   * ended, returned, or taken over), and the call must not go out.
+   */
+  send(callId: string, provider: string, at: Date): Promise<boolean>;
+  /** The carrier refused the call for capacity: it is waiting again (nothing was placed). */
+  refused(callId: string): Promise<void>;
+  answered(callId: string, at: Date): Promise<void>;
+  ended(event: CallEndedEvent): Promise<void>;
+  find(callId: string): Promise<DialRecord | null>;
+  /** Takes the record of a call whose owner `from` is gone; false when another process did first. */
+  adopt(callId: string, from: string): Promise<boolean>;
 }

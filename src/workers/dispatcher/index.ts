@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { openDials } from '../../adapters/postgres/dial-records.js';
 import type { BatchStatus } from '../../domain/batch.js';
 import { newId } from '../../domain/ids.js';
 import type { DialRequest, RateLimiter } from '../../ports.js';
@@ -165,27 +166,10 @@ export class Dispatcher {
     const unstarted = [...this.pending.entries()];
     for (const [, entry] of unstarted) clearTimeout(entry.timer);
     this.pending.clear();
-    const { db } = this.options.deps;
     for (const [callId, entry] of unstarted) {
       this.inFlight.delete(callId);
-      await db
-        .transaction()
-        .execute(async (trx) => {
-          await trx.selectFrom('batches').select('id').where('id', '=', entry.batchId).forUpdate().execute();
-          const removed = await trx
-            .deleteFrom('calls')
-            .where('id', '=', callId)
-            .where('status', '=', 'ONGOING')
-            .executeTakeFirst();
-          if (Number(removed.numDeletedRows) === 0) return;
-          await trx
-            .updateTable('batch_contacts')
-            .set({ state: 'queued', attempts: sql`attempts - 1`, call_id: null, lease_until: null })
-            .where('batch_id', '=', entry.batchId)
-            .where('seq', '=', entry.seq)
-            .where('call_id', '=', callId)
-            .execute();
-        })
+      await this.options.calls
+        .returnToQueue({ callId, batchId: entry.batchId, seq: entry.seq }, this.options.deps.dials.owner)
         .catch((error: unknown) =>
           this.options.deps.logger.warn(
             { err: error, callId },
@@ -221,6 +205,7 @@ export class Dispatcher {
     const { deps } = this.options;
     const now = deps.clock.now();
     const agent = await this.agent(batch.agent_id);
+    const provider = deps.provider.nameFor(agent);
     const claimed = await deps.db.transaction().execute(async (trx) => {
       // Lock order everywhere: the batch row first, then its contacts, then calls. Holding the batch
       // row also means a cancel or a failure that committed before us is seen here.
@@ -248,7 +233,7 @@ export class Dispatcher {
       }));
       const inserted = await sql<{ id: string }>`
         insert into calls (id, user_id, agent_id, contact_id, batch_id, batch_seq, status, phone_number, attempt, provider, created_at, updated_at)
-        select x.id, ${batch.user_id}, ${batch.agent_id}, x.contact_id, ${batch.id}, x.seq, 'ONGOING', x.phone, x.attempt, ${deps.provider.nameFor(agent)}, x.start_at, ${now}
+        select x.id, ${batch.user_id}, ${batch.agent_id}, x.contact_id, ${batch.id}, x.seq, 'ONGOING', x.phone, x.attempt, ${provider}, x.start_at, ${now}
         from unnest(${planned.map((p) => p.callId)}::text[], ${planned.map((p) => p.row.contact_id)}::text[],
                     ${planned.map((p) => p.row.phone_number)}::text[], ${planned.map((p) => p.row.attempts + 1)}::int[],
                     ${planned.map((p) => p.startAt.toISOString())}::timestamptz[], ${planned.map((p) => p.row.seq)}::int[])
@@ -258,6 +243,12 @@ export class Dispatcher {
       const placed = new Set(inserted.rows.map((r) => r.id));
       const go = planned.filter((p) => placed.has(p.callId));
       const wait = planned.filter((p) => !placed.has(p.callId));
+      await openDials(
+        trx,
+        deps.dials.owner,
+        go.map((p) => ({ callId: p.callId, provider })),
+        now,
+      );
       if (go.length > 0) {
         await sql`
           update batch_contacts bc set state = 'dialing', attempts = bc.attempts + 1, call_id = x.call_id, lease_until = x.lease
