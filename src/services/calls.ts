@@ -655,25 +655,32 @@ export class CallService {
     call: { callId: string; batchId: string; seq: number },
     owner: string | null,
   ): Promise<boolean> {
-    return this.deps.db.transaction().execute(async (trx) => {
-      // Lock order everywhere: the batch row first, then its contacts, then calls.
-      await trx.selectFrom('batches').select('id').where('id', '=', call.batchId).forUpdate().execute();
-      if (!(await returnDial(trx, call.callId, owner))) return false;
-      const removed = await trx
-        .deleteFrom('calls')
-        .where('id', '=', call.callId)
-        .where('status', '=', 'ONGOING')
-        .executeTakeFirst();
-      if (Number(removed.numDeletedRows) === 0) return false;
-      await trx
-        .updateTable('batch_contacts')
-        .set({ state: 'queued', attempts: sql`attempts - 1`, call_id: null, lease_until: null })
-        .where('batch_id', '=', call.batchId)
-        .where('seq', '=', call.seq)
-        .where('call_id', '=', call.callId)
-        .execute();
-      return true;
-    });
+    return this.deps.db
+      .transaction()
+      .execute(async (trx) => {
+        // Lock order everywhere: the batch row first, then its contacts, then calls.
+        await trx.selectFrom('batches').select('id').where('id', '=', call.batchId).forUpdate().execute();
+        const removed = await trx
+          .deleteFrom('calls')
+          .where('id', '=', call.callId)
+          .where('status', '=', 'ONGOING')
+          .executeTakeFirst();
+        if (Number(removed.numDeletedRows) === 0) return false;
+        // The call row goes only with a record still waiting; otherwise the delete is undone.
+        if (!(await returnDial(trx, call.callId, owner))) throw new NotReturned();
+        await trx
+          .updateTable('batch_contacts')
+          .set({ state: 'queued', attempts: sql`attempts - 1`, call_id: null, lease_until: null })
+          .where('batch_id', '=', call.batchId)
+          .where('seq', '=', call.seq)
+          .where('call_id', '=', call.callId)
+          .execute();
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof NotReturned) return false;
+        throw error;
+      });
   }
 
   recordingUrl(callId: string, status: CallStatus, duration: number | null): string | null {
@@ -800,6 +807,9 @@ export class CallService {
       .executeTakeFirstOrThrow();
   }
 }
+
+/** A call that was to go back to the queue went out meanwhile: the transaction is undone. */
+class NotReturned extends Error {}
 
 const CALL_COLUMNS = [
   'id',

@@ -26,7 +26,8 @@ export interface SimulatorOptions {
   records?: DialRecords;
   /**
    * A folder where each dial the network took leaves one file named by its call id: the simulated
-   * network's own log, for tests and accounting (`readRecord`). It decides nothing.
+   * network's own log, for tests and accounting (`readRecord`), written when a record turns sent
+   * and again (once only) by a process that rebuilds a gone owner's call. It decides nothing.
    */
   dialsDir?: string;
   clock?: Clock;
@@ -103,6 +104,9 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     if (this.sessions.has(request.callId)) return { known: true, ended: null };
     const dialedAt = record.sentAt;
     if (!dialedAt) return { known: false, ended: null };
+    // The simulated network is its records: a call sent is one it took, even when the process
+    // that sent it died before writing the log line (the line is published once, whoever does).
+    if (this.options.dialsDir) this.log(request, dialedAt);
     const plan = this.plan(request);
     if (dialedAt.getTime() + plan.totalMs <= this.clock.now().getTime()) {
       return { known: true, ended: plan.ended(dialedAt) };

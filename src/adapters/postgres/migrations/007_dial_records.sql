@@ -19,7 +19,7 @@ CREATE TABLE dials (
   call_id text PRIMARY KEY,
   owner text NOT NULL,
   provider text NOT NULL,
-  state text NOT NULL CHECK (state IN ('waiting', 'sent', 'ended')),
+  state text NOT NULL CHECK (state IN ('waiting', 'sent', 'ended', 'returned')),
   created_at timestamptz NOT NULL,
   sent_at timestamptz,
   answered_at timestamptz,
