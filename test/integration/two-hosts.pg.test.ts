@@ -35,10 +35,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Two worker processes that share PostgreSQL and Redis but not a data dir (two hosts), calling
- * through one SIP trunk (sipp) that lets one call up at a time. The first call rings longer than
- * the old sweep cutoff (the simulator's ring and talk times plus 10 s): the other worker must
- * leave it alone. Then its worker is killed: its call is settled as cut off, never dialed again,
- * and the contact still waiting for the trunk is dialed once, with no attempt lost.
+ * through one SIP trunk (sipp) that lets two calls up at a time. The first two calls ring longer
+ * than the old sweep cutoff (the simulator's ring and talk times plus 10 s): neither worker may
+ * dial them again. Then the worker holding the third contact (waiting for a trunk place) is
+ * killed: that contact goes back to the queue and is dialed once by the other, with no attempt
+ * lost, and a call the killed worker had sent is settled as cut off, never dialed again.
  */
 describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', () => {
   const children: Child[] = [];
@@ -63,7 +64,7 @@ describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', 
     const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-two-hosts-'));
     dirs.push(logDir);
     const log = path.join(logDir, 'sipp.log');
-    far = await startSipp('ring', { calls: 4, messageLog: log, timeoutSeconds: 140 });
+    far = await startSipp('ring', { calls: 6, messageLog: log, timeoutSeconds: 170 });
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const env = (rtpPorts: string) => {
@@ -84,7 +85,7 @@ describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', 
         OUTDIAL_SIP_BIND: '127.0.0.1',
         OUTDIAL_SIP_PORT: '0',
         OUTDIAL_RTP_PORTS: rtpPorts,
-        OUTDIAL_SIP_RING_TIMEOUT_MS: '20000',
+        OUTDIAL_SIP_RING_TIMEOUT_MS: '30000',
       });
     };
     const api = startCli(['api'], env('48000-48499'));
@@ -108,7 +109,7 @@ describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', 
       host: '127.0.0.1',
       port: far.port,
       fromNumber: '+14155550100',
-      maxConcurrentCalls: 1,
+      maxConcurrentCalls: 2,
     });
     expect(trunk.status).toBe(201);
     const agent = await admin('/admin/v1/agents', {
@@ -119,7 +120,7 @@ describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', 
     });
     expect(agent.status).toBe(201);
     const agentId = ((await agent.json()) as { id: string }).id;
-    const numbers = ['+14155557001', '+14155557002'];
+    const numbers = ['+14155557001', '+14155557002', '+14155557003'];
     const submitted = await fetch(`${base}/api/v1/batch`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -135,16 +136,17 @@ describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', 
 
     const invites = () => invitesByNumber(fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '');
     const total = () => [...invites().values()].reduce((sum, ids) => sum + ids.size, 0);
-    await eventually(async () => (total() >= 1 ? true : undefined), 30_000, 100);
-    // Past the old cutoff (10.1 s) and a sweep of each worker (every 5 s): still one INVITE.
+    await eventually(async () => (total() >= 2 ? true : undefined), 30_000, 100);
+    // Past the old cutoff (10.1 s) and a sweep of each worker (every 5 s): still two INVITEs.
     await sleep(16_000);
-    expect(total()).toBe(1);
+    expect(total()).toBe(2);
 
-    // The host of the ringing call dies.
-    const sent = await sql<{ owner: string; call_id: string }>`
-      select owner, call_id from dials where state = 'sent'`.execute(db);
-    expect(sent.rows).toHaveLength(1);
-    const pid = Number(sent.rows[0]?.owner.split(':')[1]);
+    // The host of the contact still waiting for its trunk place dies.
+    const records = await sql<{ owner: string; call_id: string; state: string }>`
+      select owner, call_id, state from dials`.execute(db);
+    expect(records.rows.map((r) => r.state).sort()).toEqual(['sent', 'sent', 'waiting']);
+    const victimOwner = records.rows.find((r) => r.state === 'waiting')?.owner ?? '';
+    const pid = Number(victimOwner.split(':')[1]);
     const victim = workers.find((worker) => worker.process.pid === pid);
     expect(victim).toBeDefined();
     await victim?.stop('SIGKILL');
@@ -158,33 +160,38 @@ describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', 
           .executeTakeFirst();
         return row?.status === 'completed' ? row : undefined;
       },
-      90_000,
+      120_000,
       500,
     );
-    expect(batch.processed).toBe(2);
+    expect(batch.processed).toBe(3);
     // Each number reached the network exactly once, whoever dialed it.
     const dialed = invites();
     expect([...dialed.keys()].sort()).toEqual(numbers);
     for (const ids of dialed.values()) expect(ids.size).toBe(1);
     const calls = await db
       .selectFrom('calls')
-      .select(['id', 'phone_number', 'status', 'error', 'attempt', 'duration'])
+      .select(['id', 'status', 'error', 'attempt', 'duration'])
       .where('batch_id', '=', batchId)
       .execute();
-    expect(calls).toHaveLength(2);
-    const cut = calls.find((call) => call.id === sent.rows[0]?.call_id);
-    expect(cut).toMatchObject({ status: 'FAILED', duration: 0, attempt: 1 });
-    expect(cut?.error).toContain('cut off');
-    const other = calls.find((call) => call.id !== sent.rows[0]?.call_id);
-    expect(other).toMatchObject({ status: 'NO_ANSWER', attempt: 1 });
+    expect(calls).toHaveLength(3);
+    for (const call of calls) {
+      const record = records.rows.find((r) => r.call_id === call.id);
+      if (record?.owner === victimOwner && record.state === 'sent') {
+        // Sent by the killed host and never answered: cut off, charged nothing, not dialed again.
+        expect(call).toMatchObject({ status: 'FAILED', duration: 0, attempt: 1 });
+        expect(call.error).toContain('cut off');
+      } else {
+        expect(call).toMatchObject({ status: 'NO_ANSWER', attempt: 1 });
+      }
+    }
+    // The waiting call went back to the queue: its row is gone, its contact dialed under a new id.
+    const waiting = records.rows.find((r) => r.state === 'waiting');
+    expect(calls.map((call) => call.id)).not.toContain(waiting?.call_id);
     const contacts = await db
       .selectFrom('batch_contacts')
       .select(['attempts', 'state'])
       .where('batch_id', '=', batchId)
       .execute();
-    expect(contacts).toEqual([
-      { attempts: 1, state: 'done' },
-      { attempts: 1, state: 'done' },
-    ]);
-  }, 180_000);
+    expect(contacts).toEqual(numbers.map(() => ({ attempts: 1, state: 'done' })));
+  }, 200_000);
 });
