@@ -160,7 +160,8 @@ export class Dispatcher {
 
   /**
    * Stops dialing. Calls claimed but not yet dialed go back to the queue (their intent row is
-   * removed), so a graceful stop costs nothing; after a crash the reconciler dials them instead.
+   * removed), so a graceful stop costs nothing; after a crash another process's sweep does the
+   * same once this process's lease has run out (their dial records are still waiting).
    */
   async close(): Promise<void> {
     const unstarted = [...this.pending.entries()];
