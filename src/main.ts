@@ -142,8 +142,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         onError: (error, event) =>
           logger.error({ err: error, callId: event.callId }, 'could not record a call end'),
       });
-    // Trunks are read through their service, which needs the dependencies built below.
+    // Trunks are read through their service, and call starts go to the live view through the
+    // call service: both need the dependencies built below.
     let trunks: SipTrunkService | null = null;
+    let callService: CallService | null = null;
     const sip = new SipVoiceProvider({
       publicAddress: config.sipPublicAddress ?? publicAddressFor(config.sipBindAddress),
       bindAddress: config.sipBindAddress,
@@ -162,6 +164,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         ? { shared: { leases: new RedisLeases(cache.redis), limiter } }
         : {}),
       logger,
+      onSent: (callId, at) => {
+        callService
+          ?.started(callId, at)
+          .catch((error: unknown) => logger.warn({ err: error, callId }, 'could not show a call start'));
+      },
       onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
       onTrunkLoad: (trunk, up, waiting) => {
         metrics.sipTrunkCalls.set({ trunk, state: 'up' }, up);
@@ -184,6 +191,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     };
     trunks = new SipTrunkService(deps);
     const calls = new CallService(deps);
+    callService = calls;
     const batches = new BatchService(deps);
     const ingester = new BatchIngester(deps);
     batches.onAccepted((batchId, contacts) => ingester.start(batchId, contacts));

@@ -86,6 +86,11 @@ interface CallRow {
  * old process before it is taken for one that never went out.
  */
 const UNRECORDED_GRACE_MS = 60_000;
+/**
+ * A call sent this long ago by this process (or reported ended by any) and still ONGOING is
+ * checked too: its end report may have been lost (the database was down when it came).
+ */
+const LOST_END_GRACE_MS = 60_000;
 
 /** How long a live entry read or written by this process is reused without asking the cache. */
 const NEAR_CACHE_MS = 250;
@@ -537,6 +542,7 @@ export class CallService {
     const owner = this.deps.dials.owner;
     const all = options.all === true;
     const unrecordedBefore = new Date(this.deps.clock.now().getTime() - (all ? 0 : UNRECORDED_GRACE_MS));
+    const lostBefore = new Date(this.deps.clock.now().getTime() - LOST_END_GRACE_MS);
     const rows = (
       await sql<
         DialRecordRow & {
@@ -568,6 +574,8 @@ export class CallService {
           and (
             (d.call_id is null and c.created_at < ${unrecordedBefore})
             or (d.owner <> ${owner} and (${all} or o.id is null or o.lease_until < now()))
+            or (d.state in ('sent', 'ended') and (d.owner = ${owner} or d.state = 'ended')
+                and coalesce(d.sent_at, d.created_at) < ${lostBefore})
           )
         order by c.created_at
         limit ${options.limit ?? 200}`.execute(this.deps.db)
@@ -613,10 +621,12 @@ export class CallService {
     record: DialRecord | null,
   ): Promise<boolean> {
     if (record?.state === 'sent' || record?.state === 'ended') {
+      // Up in this process, or picked up now: its end comes when it ends.
       const state = await this.deps.provider.lookup(request, record);
-      return state.ended ? this.finish(state.ended) : state.known;
+      return state.ended ? this.finish(state.ended) : false;
     }
     if (record && record.state !== 'waiting') return false; // returned: its row is on its way out
+    if (record?.owner === this.deps.dials.owner) return false; // this process's, still to go out
     if (call.batch_id !== null && call.batch_seq !== null) {
       const returned = await this.returnToQueue(
         { callId: call.id, batchId: call.batch_id, seq: call.batch_seq },
@@ -643,6 +653,16 @@ export class CallService {
     });
     await this.deps.provider.dial(request);
     return true;
+  }
+
+  /**
+   * A call went out later than it was announced (it waited for its trunk): the live view shows
+   * the moment it did, as the call row does.
+   */
+  async started(callId: string, at: Date): Promise<void> {
+    const entry = await this.readLive(callId);
+    if (!entry || entry.status !== 'ONGOING' || entry.startTime === at.toISOString()) return;
+    await this.putLive({ ...entry, startTime: at.toISOString() });
   }
 
   /**

@@ -104,6 +104,14 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     expect((await callRow(callId))?.status).not.toBe('ONGOING');
   });
 
+  it('settles a call of this process whose end report was lost', async () => {
+    const lost = await ongoingCall('simulator', new Date(Date.now() - 10 * 60_000));
+    expect(await t.runtime.deps.dials.send(lost, 'simulator', new Date(Date.now() - 10 * 60_000))).toBe(true);
+    await t.runtime.services.calls.reconcileStale();
+    expect((await callRow(lost))?.status).toBe('COMPLETED');
+    expect(t.provider.dials.map((dial) => dial.callId)).not.toContain(lost);
+  });
+
   it("dials a gone owner's single call that never went out again, under its same id, once", async () => {
     const owner = await anotherProcess();
     const callId = await ongoingCall('simulator', new Date(Date.now() - 60_000));

@@ -114,6 +114,8 @@ export interface SipProviderOptions {
    */
   shared?: { leases: Leases; limiter: RateLimiter };
   logger?: Logger;
+  /** A call went out (its INVITE was sent) at `at`: its start, for the live view. */
+  onSent?(callId: string, at: Date): void;
   /** Every final answer to an INVITE (the metrics count them). */
   onFinalResponse?(trunkId: string, code: number): void;
   /** Trunk load changed (the metrics show it). */
@@ -419,7 +421,9 @@ export class SipVoiceProvider implements VoiceProvider {
     try {
       // The last step before the network: from here the call counts as placed, and this moment
       // is its recorded start. A record that is no longer ours to send never goes out.
-      if (!(await this.options.records.send(request.callId, this.name, new Date()))) throw new NotSent();
+      const sentAt = new Date();
+      if (!(await this.options.records.send(request.callId, this.name, sentAt))) throw new NotSent();
+      this.options.onSent?.(request.callId, sentAt);
       const sip = ua.invite({
         host: trunk.host,
         port: trunk.port,
