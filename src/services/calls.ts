@@ -91,6 +91,12 @@ const UNRECORDED_GRACE_MS = 60_000;
  * checked too: its end report may have been lost (the database was down when it came).
  */
 const LOST_END_GRACE_MS = 60_000;
+/**
+ * A call of this process still waiting this long, which its provider does not hold (a dial that
+ * failed on a database error, say), is taken up again. A claimed call waits for its slot about a
+ * second; a call waiting for its trunk is held by the provider and left alone.
+ */
+const STUCK_WAITING_MS = 5 * 60_000;
 
 /** How long a live entry read or written by this process is reused without asking the cache. */
 const NEAR_CACHE_MS = 250;
@@ -543,6 +549,7 @@ export class CallService {
     const all = options.all === true;
     const unrecordedBefore = new Date(this.deps.clock.now().getTime() - (all ? 0 : UNRECORDED_GRACE_MS));
     const lostBefore = new Date(this.deps.clock.now().getTime() - LOST_END_GRACE_MS);
+    const stuckBefore = new Date(this.deps.clock.now().getTime() - STUCK_WAITING_MS);
     const rows = (
       await sql<
         DialRecordRow & {
@@ -576,6 +583,7 @@ export class CallService {
             or (d.owner <> ${owner} and (${all} or o.id is null or o.lease_until < now()))
             or (d.state in ('sent', 'ended') and (d.owner = ${owner} or d.state = 'ended')
                 and coalesce(d.sent_at, d.created_at) < ${lostBefore})
+            or (d.owner = ${owner} and d.state = 'waiting' and d.created_at < ${stuckBefore})
           )
         order by c.created_at
         limit ${options.limit ?? 200}`.execute(this.deps.db)
@@ -626,7 +634,9 @@ export class CallService {
       return state.ended ? this.finish(state.ended) : false;
     }
     if (record && record.state !== 'waiting') return false; // returned: its row is on its way out
-    if (record?.owner === this.deps.dials.owner) return false; // this process's, still to go out
+    // This process's own: only when its provider does not hold it (not waiting for a trunk).
+    if (record?.owner === this.deps.dials.owner && (await this.deps.provider.lookup(request, record)).known)
+      return false;
     if (call.batch_id !== null && call.batch_seq !== null) {
       const returned = await this.returnToQueue(
         { callId: call.id, batchId: call.batch_id, seq: call.batch_seq },
@@ -637,7 +647,12 @@ export class CallService {
       return returned;
     }
     // A single call has no queue: this process dials it, under the same id, so at most once.
-    if (record && !(await this.deps.dials.adopt(call.id, record.owner))) return false;
+    if (
+      record &&
+      record.owner !== this.deps.dials.owner &&
+      !(await this.deps.dials.adopt(call.id, record.owner))
+    )
+      return false;
     this.deps.logger.warn({ callId: call.id }, 'a call that never went out is dialed now');
     await this.putLive({
       callId: call.id,

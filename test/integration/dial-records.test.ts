@@ -112,6 +112,19 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     expect(t.provider.dials.map((dial) => dial.callId)).not.toContain(lost);
   });
 
+  it('takes up a call of this process left waiting when its dial failed, once its provider does not hold it', async () => {
+    const stuck = await ongoingCall('simulator', new Date(Date.now() - 10 * 60_000));
+    expect(await t.runtime.deps.dials.hold(stuck, 'simulator')).toBe(true);
+    await t.runtime.services.calls.reconcileStale();
+    expect((await callRow(stuck))?.status).toBe('ONGOING'); // recorded a moment ago: its slot may be near
+    await sql`update dials set created_at = ${new Date(Date.now() - 10 * 60_000)} where call_id = ${stuck}`.execute(
+      db(),
+    );
+    await t.runtime.services.calls.reconcileStale();
+    await eventually(async () => ((await callRow(stuck))?.status === 'COMPLETED' ? true : undefined), 5000);
+    expect(t.provider.dials.filter((dial) => dial.callId === stuck)).toHaveLength(1);
+  });
+
   it("dials a gone owner's single call that never went out again, under its same id, once", async () => {
     const owner = await anotherProcess();
     const callId = await ongoingCall('simulator', new Date(Date.now() - 60_000));
