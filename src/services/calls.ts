@@ -676,7 +676,7 @@ export class CallService {
    */
   async started(callId: string, at: Date): Promise<void> {
     const entry = await this.readLive(callId);
-    if (!entry || entry.status !== 'ONGOING' || entry.startTime === at.toISOString()) return;
+    if (entry?.status !== 'ONGOING' || entry.startTime === at.toISOString()) return;
     await this.putLive({ ...entry, startTime: at.toISOString() });
   }
 
