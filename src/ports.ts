@@ -50,6 +50,12 @@ export interface DialRequest {
   attempt: number;
   agent: DialAgent;
   contact: { id: string; name: string };
+  /**
+   * The moment the start was admitted by the shared start log: a provider that takes the call at
+   * once (the simulator) records it as the call's start, so the recorded starts keep the rate's
+   * windows whatever the delays between processes.
+   */
+  startAt?: Date;
   /** The provider recorded on the call, when it was placed already (reconciliation asks that one). */
   provider?: string;
 }
@@ -120,14 +126,17 @@ export interface RateLimiter {
   reserve(key: string, ratePerSecond: number, wanted: number, horizonMs: number): Promise<number[]>;
   release(key: string, ratePerSecond: number, count: number): Promise<void>;
   /**
-   * The check at the moment a call really starts: records the start and returns 0 when fewer
-   * than `ratePerSecond` starts of this key fall in the last `windowMs`; otherwise records
-   * nothing and returns how many ms to wait. Timers fire late, and a reservation alone cannot see
-   * that; this keeps every window under the rate across all processes.
+   * The check at the moment a call really starts: records the start and answers `waitMs` 0 and
+   * `at`, the moment it was recorded in the limiter's one clock, when fewer than `ratePerSecond`
+   * starts of this key fall in the last `windowMs`; otherwise records nothing and answers how
+   * many ms to wait. Timers fire late, and a reservation alone cannot see that; this keeps every
+   * window under the rate across all processes, and a start recorded at `at` keeps it too.
    */
-  admit(key: string, ratePerSecond: number, windowMs: number, member: string): Promise<number>;
+  admit(key: string, ratePerSecond: number, windowMs: number, member: string): Promise<Admission>;
   close(): Promise<void>;
 }
+
+export type Admission = { waitMs: 0; at: Date } | { waitMs: number; at: null };
 
 /**
  * Places shared by every process (Redis): at most `limit` members of a key hold one at a time.

@@ -78,7 +78,8 @@ export class SimulatedVoiceProvider implements VoiceProvider {
 
   async dial(request: DialRequest): Promise<void> {
     if (this.dialed.has(request.callId)) return;
-    const at = this.clock.now();
+    // A start admitted by the shared start log is taken at that moment (within its reply's delay).
+    const at = request.startAt ?? this.clock.now();
     // Taken before the record is asked, so a second dial of this id in this process waits for nothing.
     this.dialed.add(request.callId);
     try {

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { openDials } from '../../adapters/postgres/dial-records.js';
 import type { BatchStatus } from '../../domain/batch.js';
 import { newId } from '../../domain/ids.js';
-import type { DialRequest, RateLimiter } from '../../ports.js';
+import type { Admission, DialRequest, RateLimiter } from '../../ports.js';
 import type { BatchService } from '../../services/batches.js';
 import { agentForDial, type CallService } from '../../services/calls.js';
 import type { Deps } from '../../services/deps.js';
@@ -325,15 +325,15 @@ export class Dispatcher {
     const fire = async () => {
       const early = localWait();
       if (early > 0) return retryIn(early);
-      let wait = 0;
+      let admission: Admission;
       try {
-        wait = await this.options.limiter.admit(`batch:${batch.id}`, rate, WINDOW_GUARD_MS, callId);
+        admission = await this.options.limiter.admit(`batch:${batch.id}`, rate, WINDOW_GUARD_MS, callId);
       } catch (error) {
         this.options.deps.logger.warn({ err: error, callId }, 'rate limiter unavailable; retrying the start');
-        wait = 200;
+        admission = { waitMs: 200, at: null };
       }
       if (!this.pending.has(callId)) return; // closed meanwhile: the call went back to the queue
-      if (wait > 0) return retryIn(wait);
+      if (admission.at === null) return retryIn(admission.waitMs);
       const late = localWait();
       if (late > 0) return retryIn(late);
       const now = this.options.deps.clock.now().getTime();
@@ -342,7 +342,9 @@ export class Dispatcher {
       if (history.length > rate) history.splice(0, history.length - rate);
       this.recentStarts.set(batch.id, history);
       this.pending.delete(callId);
-      void this.dial(batch, request, new Date(now));
+      // The start is the admitted moment, in the start log's one clock: the recorded starts of
+      // every worker then keep the window rule, whatever each one's delay in hearing the answer.
+      void this.dial(batch, { ...request, startAt: admission.at }, admission.at);
     };
     retryIn(Math.max(at - this.options.deps.clock.now().getTime(), 0));
   }

@@ -392,6 +392,7 @@ export class SipVoiceProvider implements VoiceProvider {
       for (;;) {
         const delay = await shared.limiter
           .admit(`trunk:${trunk.id}`, trunk.maxCallsPerSecond, 1000, callId)
+          .then((admission) => admission.waitMs)
           .catch((error: unknown) => (retrying(error) ? 0 : SHARED_POLL_MS));
         if (delay === 0) break;
         await wait(delay);
