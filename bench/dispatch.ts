@@ -36,24 +36,25 @@ export async function benchDispatch(store: 'postgres' | 'pglite'): Promise<void>
       ids.push(((await res.json()) as { batchId: string }).batchId);
     }
     await bench.runtime.ingester.idle();
-    const provider = bench.runtime.deps.provider as unknown as { dials: Array<{ callId: string; at: Date }> };
     bench.runtime.startWorkers();
     await sleep(5000); // warm-up: every batch reaches its pace
-    const from = Date.now();
+    const from = new Date();
     await sleep(SECONDS * 1000);
-    const to = Date.now();
-    const inWindow = provider.dials.filter((d) => d.at.getTime() >= from && d.at.getTime() < to);
-    const calls = await bench.runtime.deps.db
-      .selectFrom('calls')
-      .select(['id', 'batch_id'])
-      .where('batch_id', 'in', ids)
+    const to = new Date();
+    // The shared dial records: each call's moment on the network (sent_at), by batch.
+    const sent = await bench.runtime.deps.db
+      .selectFrom('dials')
+      .innerJoin('calls', 'calls.id', 'dials.call_id')
+      .select(['calls.batch_id'])
+      .where('dials.sent_at', '>=', from)
+      .where('dials.sent_at', '<', to)
+      .where('calls.batch_id', 'in', ids)
       .execute();
-    const batchOf = new Map(calls.map((c) => [c.id, c.batch_id]));
     const perBatchCount = new Map<string, number>();
-    for (const dial of inWindow) {
-      const batch = batchOf.get(dial.callId);
-      if (batch) perBatchCount.set(batch, (perBatchCount.get(batch) ?? 0) + 1);
+    for (const row of sent) {
+      if (row.batch_id) perBatchCount.set(row.batch_id, (perBatchCount.get(row.batch_id) ?? 0) + 1);
     }
+    const inWindow = sent;
     const errors = ids.map((id) => Math.abs((perBatchCount.get(id) ?? 0) / SECONDS - RATE) / RATE);
     const aggregate = inWindow.length / SECONDS;
     report(`Dispatch: ${BATCHES} batches at ${RATE} calls/s for ${SECONDS} s (${store})`, [

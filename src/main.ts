@@ -8,6 +8,7 @@ import { LocalAnalyzer } from './adapters/analysis/local.js';
 import { MemoryLiveCache } from './adapters/memory/live-cache.js';
 import { MemoryRateLimiter } from './adapters/memory/rate-limiter.js';
 import { type DatabaseHandle, openDatabase, type Progress } from './adapters/postgres/database.js';
+import { DbDialRecords } from './adapters/postgres/dial-records.js';
 import { migrate, versionRange } from './adapters/postgres/migrate.js';
 import { RedisLeases } from './adapters/redis/leases.js';
 import type { RedisLiveCache } from './adapters/redis/live-cache.js';
@@ -57,6 +58,8 @@ export interface RuntimeOverrides {
   database?: DatabaseHandle;
   cache?: LiveCache;
   provider?: VoiceProvider;
+  /** The dial records (a test gives its own simulator the same ones); started and closed here. */
+  dials?: DbDialRecords;
   clock?: Clock;
   limiter?: RateLimiter;
   /** Milliseconds between reconciler passes when idle. */
@@ -131,6 +134,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       progress(`Applied migrations ${versionRange(applied)} in ${seconds} s`, 'info');
     }
     await resealAtStart(database.db, sealer, logger);
+    // This process's lease, held from before its first call to after its last: every call it
+    // places names it, and is alive while it is renewed.
+    const dials = overrides.dials ?? new DbDialRecords(database.db, logger);
+    await dials.start();
+    opened.unshift(() => dials.close());
     // ioredis (~8 MB of resident memory) is loaded only where Redis can be in use.
     const redisModule =
       config.redisUrl || overrides.cache ? await import('./adapters/redis/live-cache.js') : null;
@@ -156,19 +164,23 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       new SimulatedVoiceProvider({
         ringMs: config.simRingMs,
         talkMs: config.simTalkMs,
+        records: dials,
         ...(config.simDialsDir ? { dialsDir: config.simDialsDir } : {}),
         clock,
         onError: (error, event) =>
           logger.error({ err: error, callId: event.callId }, 'could not record a call end'),
       });
-    // Trunks are read through their service, which needs the dependencies built below.
+    // Trunks are read through their service, and call starts go to the live view through the
+    // call service: both need the dependencies built below.
     let trunks: SipTrunkService | null = null;
+    let callService: CallService | null = null;
     const sip = new SipVoiceProvider({
       publicAddress: config.sipPublicAddress ?? publicAddressFor(config.sipBindAddress),
       bindAddress: config.sipBindAddress,
       sipPort: config.sipPort,
       rtpPorts: config.rtpPorts,
       dataDir: config.dataDir,
+      records: dials,
       ringTimeoutMs: config.sipRingTimeoutMs,
       maxCallMs: config.maxCallSeconds * 1000,
       amd: config.amd,
@@ -178,6 +190,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       // Several processes share one Redis: each trunk's caps are then held across all of them.
       ...(redisCache ? { shared: { leases: new RedisLeases(redisCache.redis), limiter } } : {}),
       logger,
+      onSent: (callId, at) => {
+        callService
+          ?.started(callId, at)
+          .catch((error: unknown) => logger.warn({ err: error, callId }, 'could not show a call start'));
+      },
       onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
       onTrunkLoad: (trunk, up, waiting) => {
         metrics.sipTrunkCalls.set({ trunk, state: 'up' }, up);
@@ -192,6 +209,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       db: database.db,
       cache,
       provider,
+      dials,
       clock,
       logger,
       jwtSecret: secrets.jwtSecret,
@@ -200,6 +218,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     };
     trunks = new SipTrunkService(deps);
     const calls = new CallService(deps);
+    callService = calls;
     const batches = new BatchService(deps);
     const ingester = new BatchIngester(deps, batches);
     batches.onAccepted((batchId, contacts) => ingester.start(batchId, contacts));

@@ -50,6 +50,12 @@ export interface DialRequest {
   attempt: number;
   agent: DialAgent;
   contact: { id: string; name: string };
+  /**
+   * The moment the start was admitted by the shared start log: a provider that takes the call at
+   * once (the simulator) records it as the call's start, so the recorded starts keep the rate's
+   * windows whatever the delays between processes.
+   */
+  startAt?: Date;
   /** The provider recorded on the call, when it was placed already (reconciliation asks that one). */
   provider?: string;
 }
@@ -88,10 +94,11 @@ export interface VoiceProvider {
   /** Registers the one consumer of call-ended events. */
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void;
   /**
-   * Reconciliation after a restart: what the provider knows of a call we recorded as dialing.
-   * `dialedAt` lets a stateless provider (the simulator) rebuild the outcome.
+   * Reconciliation of a call sent by a process that is gone: its end, from its dial record (the
+   * simulator, stateless, rebuilds it from the number, the attempt and the time it went out, and
+   * picks up a call still running).
    */
-  lookup(request: DialRequest, dialedAt: Date): Promise<ProviderCallState>;
+  lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState>;
   /** Audio of a finished call, or null when the provider has none. */
   recording(call: {
     id: string;
@@ -119,14 +126,17 @@ export interface RateLimiter {
   reserve(key: string, ratePerSecond: number, wanted: number, horizonMs: number): Promise<number[]>;
   release(key: string, ratePerSecond: number, count: number): Promise<void>;
   /**
-   * The check at the moment a call really starts: records the start and returns 0 when fewer
-   * than `ratePerSecond` starts of this key fall in the last `windowMs`; otherwise records
-   * nothing and returns how many ms to wait. Timers fire late, and a reservation alone cannot see
-   * that; this keeps every window under the rate across all processes.
+   * The check at the moment a call really starts: records the start and answers `waitMs` 0 and
+   * `at`, the moment it was recorded in the limiter's one clock, when fewer than `ratePerSecond`
+   * starts of this key fall in the last `windowMs`; otherwise records nothing and answers how
+   * many ms to wait. Timers fire late, and a reservation alone cannot see that; this keeps every
+   * window under the rate across all processes, and a start recorded at `at` keeps it too.
    */
-  admit(key: string, ratePerSecond: number, windowMs: number, member: string): Promise<number>;
+  admit(key: string, ratePerSecond: number, windowMs: number, member: string): Promise<Admission>;
   close(): Promise<void>;
 }
+
+export type Admission = { waitMs: 0; at: Date } | { waitMs: number; at: null };
 
 /**
  * Places shared by every process (Redis): at most `limit` members of a key hold one at a time.
@@ -137,4 +147,56 @@ export interface Leases {
   /** Takes, or renews, a place for `member`; false when all `limit` places are held by others. */
   acquire(key: string, limit: number, member: string, leaseMs: number): Promise<boolean>;
   release(key: string, member: string): Promise<void>;
+}
+
+/**
+ * Where a call id stands on its way to the network: `waiting` (recorded with the call, waiting for
+ * its slot or its trunk: nothing reached the network), `sent` (handed to the network: the
+ * INVITE went out, or the simulator took it), `ended` (the provider reported its end), or
+ * `returned` (it went back to the queue without reaching the network; the id is never used again).
+ */
+export type DialState = 'waiting' | 'sent' | 'ended' | 'returned';
+
+export interface DialRecord {
+  callId: string;
+  /** The process that dials (or dialed) it; the call is alive while that owner's lease is. */
+  owner: string;
+  provider: string;
+  state: DialState;
+  createdAt: Date;
+  /** When the call went out: its recorded start time. */
+  sentAt: Date | null;
+  answeredAt: Date | null;
+  /** The provider's end report, once it ended. */
+  ended: CallEndedEvent | null;
+  /** The owner's last lease renewal (its heartbeat), null when the owner is gone. */
+  ownerSeenAt: Date | null;
+}
+
+/**
+ * Dial records, in the shared database: what decides whether a call was placed. A record is
+ * written before its provider reaches the network, so a call id goes out at most once across
+ * processes and hosts. Each process holds a lease (renewed every few seconds) under `owner`.
+ */
+export interface DialRecords {
+  /** This process's id, named on every record it writes. */
+  readonly owner: string;
+  /**
+   * Writes the waiting record of a call this process is about to place (nothing when one exists);
+   * true when the record is this process's and still waiting, i.e. it may go on.
+   */
+  hold(callId: string, provider: string): Promise<boolean>;
+  /**
+   * Right before the network: this process's waiting record (or none yet) becomes sent at `at`,
+   * which is recorded as the call's start time. False: not this process's to send (sent already,
+   * ended, returned, or taken over), and the call must not go out.
+   */
+  send(callId: string, provider: string, at: Date): Promise<boolean>;
+  /** The carrier refused the call for capacity: it is waiting again (nothing was placed). */
+  refused(callId: string): Promise<void>;
+  answered(callId: string, at: Date): Promise<void>;
+  ended(event: CallEndedEvent): Promise<void>;
+  find(callId: string): Promise<DialRecord | null>;
+  /** Takes the record of a call whose owner `from` is gone; false when another process did first. */
+  adopt(callId: string, from: string): Promise<boolean>;
 }

@@ -1,5 +1,12 @@
 import { sql } from 'kysely';
 import { type Db, json } from '../adapters/postgres/database.js';
+import {
+  DIAL_RECORD_COLUMNS,
+  type DialRecordRow,
+  dialRecordFrom,
+  openDials,
+  returnDial,
+} from '../adapters/postgres/dial-records.js';
 import { dialAllowance, MINUTES_RESERVED_PER_CALL, type UserCallLoad } from '../domain/allowance.js';
 import { metricSchemaFor, toMetricConfig } from '../domain/analysis.js';
 import { type BatchStatus, batchRatios, nextStep } from '../domain/batch.js';
@@ -10,11 +17,11 @@ import { E164_MESSAGE, normalizeE164 } from '../domain/phone.js';
 import type { BatchCompletedPayload, CallCompletedPayload } from '../domain/webhooks.js';
 import type {
   CallEndedEvent,
+  DialRecord,
   DialRequest,
   LiveCallEntry,
   LiveCallStatus,
   Recording,
-  VoiceProvider,
 } from '../ports.js';
 import { callLoad } from './call-load.js';
 import type { Deps } from './deps.js';
@@ -76,8 +83,22 @@ interface CallRow {
   created_at: Date;
 }
 
-/** Seconds a simulated or real call may run past its expected end before the sweeper reconciles it. */
-const RECONCILE_GRACE_MS = 10_000;
+/**
+ * A call recorded before dial records existed (an upgrade with calls up) is left this long to its
+ * old process before it is taken for one that never went out.
+ */
+const UNRECORDED_GRACE_MS = 60_000;
+/**
+ * A call sent this long ago by this process (or reported ended by any) and still ONGOING is
+ * checked too: its end report may have been lost (the database was down when it came).
+ */
+const LOST_END_GRACE_MS = 60_000;
+/**
+ * A call of this process still waiting this long, which its provider does not hold (a dial that
+ * failed on a database error, say), is taken up again. A claimed call waits for its slot about a
+ * second; a call waiting for its trunk is held by the provider and left alone.
+ */
+const STUCK_WAITING_MS = 5 * 60_000;
 
 /** How long a live entry read or written by this process is reused without asking the cache. */
 const NEAR_CACHE_MS = 250;
@@ -122,6 +143,7 @@ export class CallService {
     let contactId: string | null = null;
     let contact: Awaited<ReturnType<CallService['resolveContact']>>;
     let attempt = 1;
+    const providerName = this.deps.provider.nameFor(dialAgent);
     try {
       ({ contact, attempt } = await db.transaction().execute(async (trx) => {
         // Credit and concurrency are decided under the user's row lock, in the transaction that
@@ -146,7 +168,7 @@ export class CallService {
             status: 'ONGOING',
             phone_number: resolved.phone_number,
             attempt: attemptNumber,
-            provider: this.deps.provider.nameFor(dialAgent),
+            provider: providerName,
             error: null,
             duration: null,
             transcription: json(null),
@@ -158,6 +180,7 @@ export class CallService {
             ended_at: null,
           })
           .execute();
+        await openDials(trx, this.deps.dials.owner, [{ callId, provider: providerName }], now);
         return { contact: resolved, attempt: attemptNumber };
       }));
     } catch (error) {
@@ -536,43 +559,61 @@ export class CallService {
   }
 
   /**
-   * Reconciles calls still ONGOING well after they should have ended (the process that dialed
-   * them died, or an end report was lost): asks the provider, applies an end it reports, and
-   * dials an intent the provider never received (same call id, so at most once). `all` takes
-   * every ONGOING call regardless of age: at the start of a single-process (embedded) service,
-   * every such call is an orphan.
+   * Settles calls still ONGOING whose owner is gone (its lease ran out: it died, or stopped and
+   * gave it back). A call whose owner is alive is never touched, however long it runs. From the
+   * call's dial record: one that never reached the network goes back to the queue with no
+   * attempt charged (a batch contact, as Dispatcher.close does) or is dialed again by this process
+   * under its same id (a single call); one that went out is settled by its provider (its reported
+   * end, a cut-off, or, for the simulator, a rebuilt outcome or a pickup). `all` takes every other
+   * owner for gone: at the start of the embedded service, whose database is this process's alone.
    */
   async reconcileStale(options: { limit?: number; all?: boolean } = {}): Promise<number> {
-    const { simRingMs, simTalkMs } = this.deps.config;
-    const cutoff = options.all
-      ? this.deps.clock.now()
-      : new Date(this.deps.clock.now().getTime() - (simRingMs + simTalkMs + RECONCILE_GRACE_MS));
-    const rows = await this.deps.db
-      .selectFrom('calls')
-      .innerJoin('agents', 'agents.id', 'calls.agent_id')
-      .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
-      .select([
-        'calls.id',
-        'calls.phone_number',
-        'calls.attempt',
-        'calls.created_at',
-        'calls.user_id',
-        'calls.batch_id',
-        'calls.provider',
-        'agents.id as agent_id',
-        'agents.name as agent_name',
-        'agents.basic_details',
-        'agents.sip_trunk_id',
-        'contacts.id as contact_id',
-        'contacts.name as contact_name',
-      ])
-      .where('calls.status', '=', 'ONGOING')
-      .where('calls.created_at', '<', cutoff)
-      .orderBy('calls.created_at')
-      .limit(options.limit ?? 200)
-      .execute();
+    const owner = this.deps.dials.owner;
+    const all = options.all === true;
+    const unrecordedBefore = new Date(this.deps.clock.now().getTime() - (all ? 0 : UNRECORDED_GRACE_MS));
+    const lostBefore = new Date(this.deps.clock.now().getTime() - LOST_END_GRACE_MS);
+    const stuckBefore = new Date(this.deps.clock.now().getTime() - STUCK_WAITING_MS);
+    const rows = (
+      await sql<
+        DialRecordRow & {
+          id: string;
+          phone_number: string;
+          attempt: number;
+          created_at: Date;
+          user_id: string;
+          batch_id: string | null;
+          batch_seq: number | null;
+          provider: string;
+          agent_id: string;
+          agent_name: string;
+          basic_details: Record<string, unknown>;
+          sip_trunk_id: string | null;
+          contact_id: string;
+          contact_name: string;
+        }
+      >`
+        select c.id, c.phone_number, c.attempt, c.created_at, c.user_id, c.batch_id, c.batch_seq, c.provider,
+               a.id as agent_id, a.name as agent_name, a.basic_details, a.sip_trunk_id,
+               ct.id as contact_id, ct.name as contact_name, ${DIAL_RECORD_COLUMNS}
+        from calls c
+        join agents a on a.id = c.agent_id
+        join contacts ct on ct.id = c.contact_id
+        left join dials d on d.call_id = c.id
+        left join dial_owners o on o.id = d.owner
+        where c.status = 'ONGOING'
+          and (
+            (d.call_id is null and c.created_at < ${unrecordedBefore})
+            or (d.owner <> ${owner} and (${all} or o.id is null or o.lease_until < now()))
+            or (d.state in ('sent', 'ended') and (d.owner = ${owner} or d.state = 'ended')
+                and coalesce(d.sent_at, d.created_at) < ${lostBefore})
+            or (d.owner = ${owner} and d.state = 'waiting' and d.created_at < ${stuckBefore})
+          )
+        order by c.created_at
+        limit ${options.limit ?? 200}`.execute(this.deps.db)
+    ).rows;
     let handled = 0;
     for (const row of rows) {
+      const record = dialRecordFrom(row);
       const request: DialRequest = {
         callId: row.id,
         to: row.phone_number,
@@ -586,35 +627,11 @@ export class CallService {
         contact: { id: row.contact_id, name: row.contact_name },
         provider: row.provider,
       };
-      let state: Awaited<ReturnType<VoiceProvider['lookup']>>;
       try {
-        state = await this.deps.provider.lookup(request, row.created_at);
+        if (await this.settleOrphan(row, request, record)) handled++;
       } catch (error) {
-        // One call the provider cannot answer for must not hold up the others behind it.
-        this.deps.logger.error({ err: error, callId: row.id }, 'could not look a call up with the provider');
-        continue;
-      }
-      if (state.ended) {
-        if (await this.finish(state.ended)) handled++;
-      } else if (!state.known) {
-        this.deps.logger.warn(
-          { callId: row.id },
-          'a recorded dial never reached the provider; dialing it now',
-        );
-        await this.putLive({
-          callId: row.id,
-          userId: row.user_id,
-          status: 'ONGOING',
-          startTime: row.created_at.toISOString(),
-          phoneNumber: row.phone_number,
-          contactId: row.contact_id,
-          batchId: row.batch_id,
-          error: null,
-          duration: null,
-          recordingUrl: null,
-        });
-        await this.deps.provider.dial(request);
-        handled++;
+        // One call that cannot be settled now must not hold up the others behind it.
+        this.deps.logger.error({ err: error, callId: row.id }, 'could not settle a call whose owner is gone');
       }
     }
     return handled;
@@ -623,6 +640,110 @@ export class CallService {
   /** Signed, expiring recording links; a fresh one on every read of a call (stateless, cheap to make). */
   private get links(): RecordingLinks {
     return new RecordingLinks(this.deps);
+  }
+
+  /** One call of a gone owner: back to the queue, dialed again, or ended; true when it moved. */
+  private async settleOrphan(
+    call: {
+      id: string;
+      user_id: string;
+      phone_number: string;
+      contact_id: string;
+      batch_id: string | null;
+      batch_seq: number | null;
+      created_at: Date;
+    },
+    request: DialRequest,
+    record: DialRecord | null,
+  ): Promise<boolean> {
+    if (record?.state === 'sent' || record?.state === 'ended') {
+      // Up in this process, or picked up now: its end comes when it ends.
+      const state = await this.deps.provider.lookup(request, record);
+      return state.ended ? this.finish(state.ended) : false;
+    }
+    if (record && record.state !== 'waiting') return false; // returned: its row is on its way out
+    // This process's own: only when its provider does not hold it (not waiting for a trunk).
+    if (record?.owner === this.deps.dials.owner && (await this.deps.provider.lookup(request, record)).known)
+      return false;
+    if (call.batch_id !== null && call.batch_seq !== null) {
+      const returned = await this.returnToQueue(
+        { callId: call.id, batchId: call.batch_id, seq: call.batch_seq },
+        record?.owner ?? null,
+      );
+      if (returned)
+        this.deps.logger.warn({ callId: call.id }, 'a call that never went out went back to the queue');
+      return returned;
+    }
+    // A single call has no queue: this process dials it, under the same id, so at most once.
+    if (
+      record &&
+      record.owner !== this.deps.dials.owner &&
+      !(await this.deps.dials.adopt(call.id, record.owner))
+    )
+      return false;
+    this.deps.logger.warn({ callId: call.id }, 'a call that never went out is dialed now');
+    await this.putLive({
+      callId: call.id,
+      userId: call.user_id,
+      status: 'ONGOING',
+      startTime: call.created_at.toISOString(),
+      phoneNumber: call.phone_number,
+      contactId: call.contact_id,
+      batchId: null,
+      error: null,
+      duration: null,
+      recordingUrl: null,
+    });
+    await this.deps.provider.dial(request);
+    return true;
+  }
+
+  /**
+   * A call went out later than it was announced (it waited for its trunk): the live view shows
+   * the moment it did, as the call row does.
+   */
+  async started(callId: string, at: Date): Promise<void> {
+    const entry = await this.readLive(callId);
+    if (entry?.status !== 'ONGOING' || entry.startTime === at.toISOString()) return;
+    await this.putLive({ ...entry, startTime: at.toISOString() });
+  }
+
+  /**
+   * Puts a batch call that never reached the network back in the queue, as if it had not been
+   * claimed: its call row goes, its dial record says returned, and its contact is queued again with
+   * the attempt given back. `owner`, when given, must still hold the waiting record (otherwise the
+   * call went out or was taken, and nothing changes). Used by a graceful stop and after a crash.
+   */
+  async returnToQueue(
+    call: { callId: string; batchId: string; seq: number },
+    owner: string | null,
+  ): Promise<boolean> {
+    return this.deps.db
+      .transaction()
+      .execute(async (trx) => {
+        // Lock order everywhere: the batch row first, then its contacts, then calls.
+        await trx.selectFrom('batches').select('id').where('id', '=', call.batchId).forUpdate().execute();
+        const removed = await trx
+          .deleteFrom('calls')
+          .where('id', '=', call.callId)
+          .where('status', '=', 'ONGOING')
+          .executeTakeFirst();
+        if (Number(removed.numDeletedRows) === 0) return false;
+        // The call row goes only with a record still waiting; otherwise the delete is undone.
+        if (!(await returnDial(trx, call.callId, owner))) throw new NotReturned();
+        await trx
+          .updateTable('batch_contacts')
+          .set({ state: 'queued', attempts: sql`attempts - 1`, call_id: null, lease_until: null })
+          .where('batch_id', '=', call.batchId)
+          .where('seq', '=', call.seq)
+          .where('call_id', '=', call.callId)
+          .execute();
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof NotReturned) return false;
+        throw error;
+      });
   }
 
   recordingUrl(callId: string, status: CallStatus, duration: number | null): string | null {
@@ -740,6 +861,9 @@ export class CallService {
       .executeTakeFirstOrThrow();
   }
 }
+
+/** A call that was to go back to the queue went out meanwhile: the transaction is undone. */
+class NotReturned extends Error {}
 
 const CALL_COLUMNS = [
   'id',

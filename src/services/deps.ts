@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../adapters/postgres/database.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
-import type { Clock, LiveCache, VoiceProvider } from '../ports.js';
+import type { Clock, DialRecords, LiveCache, VoiceProvider } from '../ports.js';
 import type { Sealer } from './sealing.js';
 
 /** What every service receives: built once in main.ts, passed down as one object. */
@@ -11,6 +11,8 @@ export interface Deps {
   db: Db;
   cache: LiveCache;
   provider: VoiceProvider;
+  /** The shared dial records; its owner is this process. */
+  dials: DialRecords;
   clock: Clock;
   logger: Logger;
   jwtSecret: string;

@@ -9,6 +9,7 @@ import pino from 'pino';
 import { inject } from 'vitest';
 import { MemoryLiveCache } from '../../src/adapters/memory/live-cache.js';
 import { type DatabaseHandle, openDatabase } from '../../src/adapters/postgres/database.js';
+import { DbDialRecords } from '../../src/adapters/postgres/dial-records.js';
 import { migrate } from '../../src/adapters/postgres/migrate.js';
 import { RedisLiveCache } from '../../src/adapters/redis/live-cache.js';
 import { SimulatedVoiceProvider } from '../../src/adapters/voice/simulator.js';
@@ -169,9 +170,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...FAST_SIM,
     ...options.env,
   });
+  const dials = new DbDialRecords(database.db);
   const provider = new SimulatedVoiceProvider({
     ringMs: config.simRingMs,
     talkMs: config.simTalkMs,
+    records: dials,
     ...(clock ? { clock } : {}),
   });
   const runtime = await createRuntime(config, {
@@ -179,6 +182,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     database,
     cache,
     provider,
+    dials,
     ...options.overrides,
   });
   if (options.workers) runtime.startWorkers();

@@ -1,13 +1,48 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Db } from '../../src/adapters/postgres/database.js';
+import { DbDialRecords } from '../../src/adapters/postgres/dial-records.js';
+import { migrate } from '../../src/adapters/postgres/migrate.js';
 import { OfflineConversationEngine } from '../../src/adapters/voice/conversation.js';
 import {
   type SipProviderOptions,
   type SipTrunk,
   SipVoiceProvider,
 } from '../../src/adapters/voice/sip/provider.js';
-import type { CallEndedEvent, DialRequest } from '../../src/ports.js';
+import type { CallEndedEvent, DialRecords, DialRequest } from '../../src/ports.js';
+import { createTestStorage } from './app.js';
+
+/** Dial records on a PostgreSQL schema of their own, with this process's lease taken. */
+export async function testDialRecords(): Promise<{
+  records: DbDialRecords;
+  db: Db;
+  /** Another process's records on the same database. */
+  another(): Promise<DbDialRecords>;
+  dispose(): Promise<void>;
+}> {
+  const storage = await createTestStorage('postgres');
+  const handle = await storage.open();
+  await migrate(handle);
+  const records = new DbDialRecords(handle.db);
+  await records.start();
+  const others: DbDialRecords[] = [];
+  return {
+    records,
+    db: handle.db,
+    async another() {
+      const other = new DbDialRecords(handle.db);
+      await other.start();
+      others.push(other);
+      return other;
+    },
+    async dispose() {
+      for (const other of others) await other.close().catch(() => {});
+      await records.close().catch(() => {});
+      await storage.dispose();
+    },
+  };
+}
 
 export interface TestSipProvider {
   sip: SipVoiceProvider;
@@ -19,11 +54,12 @@ export interface TestSipProvider {
 }
 
 /**
- * A SIP provider on loopback with a fresh data dir. `trunk` is the trunk every call goes through
- * (null: no such trunk); `options` overrides the rest.
+ * A SIP provider on loopback with a fresh data dir and the given dial records. `trunk` is the
+ * trunk every call goes through (null: no such trunk); `options` overrides the rest.
  */
 export function testSipProvider(
   trunk: (Partial<SipTrunk> & { port: number }) | null,
+  records: DialRecords,
   options: Partial<SipProviderOptions> = {},
 ): TestSipProvider {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-sip-'));
@@ -34,6 +70,7 @@ export function testSipProvider(
     sipPort: 0,
     rtpPorts: [44000, 44999],
     dataDir,
+    records,
     ringTimeoutMs: 5000,
     maxCallMs: 20_000,
     amd: true,

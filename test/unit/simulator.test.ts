@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedVoiceProvider } from '../../src/adapters/voice/simulator.js';
 import { conversation, scriptFor, simulatedOutcome } from '../../src/adapters/voice/simulator-script.js';
-import type { CallEndedEvent, DialRequest } from '../../src/ports.js';
+import type { CallEndedEvent, DialRecord, DialRequest } from '../../src/ports.js';
+
+/** The dial record of a call another process sent at `at` and left behind. */
+const sent = (at: Date): DialRecord => ({
+  callId: 'call_x',
+  owner: 'gone',
+  provider: 'simulator',
+  state: 'sent',
+  createdAt: at,
+  sentAt: at,
+  answeredAt: null,
+  ended: null,
+  ownerSeenAt: null,
+});
 
 const request = (to: string, attempt = 1, callId = `call_${to}_${attempt}`): DialRequest => ({
   callId,
@@ -65,12 +78,12 @@ describe('SimulatedVoiceProvider', () => {
   it('rebuilds a call it never saw from its dial time (restart reconciliation)', async () => {
     const provider = new SimulatedVoiceProvider({ ringMs: 1000, talkMs: 30_000 });
     const longAgo = new Date(Date.now() - 60_000);
-    const state = await provider.lookup(request('+14155550002'), longAgo);
+    const state = await provider.lookup(request('+14155550002'), sent(longAgo));
     expect(state.ended).toMatchObject({ status: 'NO_ANSWER', duration: 0 });
     expect(state.ended?.endedAt.getTime()).toBe(longAgo.getTime() + 1000);
 
     const justNow = new Date();
-    const running = await provider.lookup(request('+14155550123'), justNow);
+    const running = await provider.lookup(request('+14155550123'), sent(justNow));
     expect(running).toEqual({ known: true, ended: null });
     expect(provider.activeCalls).toBe(1);
     await provider.close();

@@ -1,30 +1,51 @@
 import dgram from 'node:dgram';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { DialRecords } from '../../src/ports.js';
 import { freePort } from '../helpers/process.js';
-import { dialRequest, type TestSipProvider, testSipProvider } from '../helpers/sip-provider.js';
-import { startSipp } from '../helpers/sipp.js';
+import {
+  dialRequest,
+  type TestSipProvider,
+  testDialRecords,
+  testSipProvider,
+} from '../helpers/sip-provider.js';
+import { carrierLoad, startSipp } from '../helpers/sipp.js';
 
 const request = (callId: string) => dialRequest(callId, 'trk_gone');
 
-/** The provider's durable dial records, without a network: the trunk lookup finds nothing. */
+/** The provider's dial records, in the shared database. */
 describe('SIP provider dial records', () => {
   const made: TestSipProvider[] = [];
+  let shared: Awaited<ReturnType<typeof testDialRecords>>;
+  beforeAll(async () => {
+    shared = await testDialRecords();
+  });
   afterEach(async () => {
     for (const provider of made.splice(0)) await provider.dispose();
   });
+  afterAll(async () => {
+    await shared?.dispose();
+  });
 
-  function provider(trunkPort?: number, maxConcurrentCalls: number | null = null) {
-    const made1 = testSipProvider(trunkPort ? { port: trunkPort, maxConcurrentCalls } : null, {
-      ringTimeoutMs: 1000,
-      recordingRetentionDays: 30,
-    });
+  function provider(trunkPort?: number, maxConcurrentCalls: number | null = null, records?: DialRecords) {
+    const made1 = testSipProvider(
+      trunkPort ? { port: trunkPort, maxConcurrentCalls } : null,
+      records ?? shared.records,
+      { ringTimeoutMs: 1000, recordingRetentionDays: 30 },
+    );
     made.push(made1);
-    return { ...made1, dials: path.join(made1.dataDir, 'sip', 'dials') };
+    return made1;
   }
 
-  it('ends a call whose trunk is gone as FAILED, once, and remembers the end on disk', async () => {
+  const recordOf = async (callId: string) => {
+    const record = await shared.records.find(callId);
+    if (!record) throw new Error(`no dial record for ${callId}`);
+    return record;
+  };
+
+  it('ends a call whose trunk is gone as FAILED, once, and keeps the end with its shared record', async () => {
     const { sip, ended } = provider();
     await sip.dial(request('call_a'));
     await sip.dial(request('call_a'));
@@ -35,36 +56,37 @@ describe('SIP provider dial records', () => {
     await sip.dial(request('call_a'));
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(ended).toHaveLength(1);
-    const state = await sip.lookup(request('call_a'), new Date());
+    const record = await recordOf('call_a');
+    expect(record).toMatchObject({ state: 'ended', owner: shared.records.owner, sentAt: null });
+    const state = await sip.lookup(request('call_a'), record);
     expect(state).toMatchObject({ known: true, ended: { callId: 'call_a', status: 'FAILED' } });
     expect(state.ended?.endedAt).toBeInstanceOf(Date);
-    await sip.close();
   });
 
-  it('tells reconciliation which calls never left, which are up elsewhere, and which were cut off', async () => {
-    const { sip, dials } = provider();
-    expect(await sip.lookup(request('call_never'), new Date())).toEqual({ known: false, ended: null });
-    fs.mkdirSync(dials, { recursive: true });
-    const record = (callId: string) =>
-      fs.writeFileSync(
-        path.join(dials, `${callId}.json`),
-        JSON.stringify({
-          callId,
-          to: '+14155550123',
-          attempt: 1,
-          trunkId: 'trk_1',
-          at: new Date().toISOString(),
-        }),
-      );
-    record('call_elsewhere');
-    expect(await sip.lookup(request('call_elsewhere'), new Date())).toEqual({ known: true, ended: null });
-    record('call_cut');
-    const old = new Date(Date.now() - 120_000);
-    fs.utimesSync(path.join(dials, 'call_cut.json'), old, old);
-    const cut = await sip.lookup(request('call_cut'), new Date());
-    expect(cut).toMatchObject({ known: true, ended: { status: 'FAILED', duration: 0 } });
-    expect(cut.ended?.error).toContain('cut off');
-    await sip.close();
+  it("settles a gone owner's calls from their records: cut off unanswered, or charged up to the last heartbeat", async () => {
+    const { sip } = provider();
+    const gone = await shared.another();
+    const sentAt = new Date(Date.now() - 30_000);
+    const answeredAt = new Date(Date.now() - 25_000);
+    expect(await gone.hold('call_waited', 'sip')).toBe(true);
+    expect(await gone.send('call_rang', 'sip', sentAt)).toBe(true);
+    expect(await gone.send('call_talked', 'sip', sentAt)).toBe(true);
+    await gone.answered('call_talked', answeredAt);
+    await gone.close(); // its lease ends now: the last heartbeat
+    expect(await sip.lookup(request('call_waited'), await recordOf('call_waited'))).toEqual({
+      known: false,
+      ended: null,
+    });
+    const rang = await sip.lookup(request('call_rang'), await recordOf('call_rang'));
+    expect(rang.ended).toMatchObject({ status: 'FAILED', duration: 0, answeredAt: null });
+    expect(rang.ended?.error).toContain('cut off');
+    const talked = await sip.lookup(request('call_talked'), await recordOf('call_talked'));
+    expect(talked.ended).toMatchObject({ status: 'FAILED', answeredAt });
+    expect(talked.ended?.duration).toBeGreaterThanOrEqual(25);
+    expect(talked.ended?.duration).toBeLessThanOrEqual(27);
+    expect(talked.ended?.error).toContain('cut off after');
+    // A record that is not this process's any more is never sent by it.
+    expect(await shared.records.send('call_talked', 'sip', new Date())).toBe(false);
   });
 
   it('refuses new dials once closing', async () => {
@@ -73,9 +95,9 @@ describe('SIP provider dial records', () => {
     await expect(sip.dial(request('call_late'))).rejects.toThrow('closing');
   });
 
-  it('places a call through the trunk, and clears week-old dial records and recordings past their retention', async () => {
+  it('places a call through the trunk, records when it went out, and clears recordings past their retention', async () => {
     const far = await startSipp('busy', { timeoutSeconds: 10 });
-    const { sip, ended, dials, dataDir } = provider(far.port);
+    const { sip, ended, dataDir } = provider(far.port);
     const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 60 * 60 * 1000);
     const file = (dir: string, name: string, age: number) => {
       fs.mkdirSync(dir, { recursive: true });
@@ -83,24 +105,38 @@ describe('SIP provider dial records', () => {
       fs.utimesSync(path.join(dir, name), daysAgo(age), daysAgo(age));
       return path.join(dir, name);
     };
-    const old = file(dials, 'call_old.json', 8);
     const recordings = path.join(dataDir, 'sip', 'recordings');
     const expired = file(recordings, 'call_expired.wav', 31);
     const kept = file(recordings, 'call_kept.wav', 29);
+    const before = Date.now();
     await sip.dial(request('call_busy'));
     await expect.poll(() => ended.length, { timeout: 5000 }).toBe(1);
     expect(ended[0]).toMatchObject({ callId: 'call_busy', status: 'BUSY', sipCode: 486, duration: 0 });
     expect(await far.done).toBe(0);
-    await expect.poll(() => fs.existsSync(old)).toBe(false);
     await expect.poll(() => fs.existsSync(expired)).toBe(false);
     expect(fs.existsSync(kept)).toBe(true);
-    expect(fs.existsSync(path.join(dials, 'call_busy.json'))).toBe(true);
+    const record = await recordOf('call_busy');
+    expect(record.state).toBe('ended');
+    expect(record.sentAt?.getTime()).toBeGreaterThanOrEqual(before - 5);
+    expect(record.ended).toMatchObject({ status: 'BUSY', sipCode: 486 });
     // Nothing was recorded for a call nobody answered.
     expect(await sip.recording({ id: 'call_busy' })).toBeNull();
-    await sip.close();
   });
 
-  it('on a stop, gives back a call still waiting for its trunk: no end, no record, dialed at the next start', async () => {
+  it('never sends a call id twice from two processes with separate data dirs (two hosts)', async () => {
+    const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-sipp-')), 'messages.log');
+    const far = await startSipp('busy', { calls: 2, timeoutSeconds: 6, messageLog: log });
+    const here = provider(far.port);
+    const there = provider(far.port, null, await shared.another());
+    await Promise.all([here.sip.dial(request('call_twice')), there.sip.dial(request('call_twice'))]);
+    await expect.poll(() => here.ended.length + there.ended.length, { timeout: 5000 }).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(here.ended.length + there.ended.length).toBe(1);
+    expect(carrierLoad(log).calls).toBe(1);
+    far.child.kill('SIGKILL');
+  });
+
+  it('on a stop, gives back a call still waiting for its trunk: no end, its record still waiting', async () => {
     // A trunk that never answers, one call at a time: the first INVITE is out, the second waits.
     const { sip, ended } = provider(await freePort(), 1);
     await sip.dial(request('call_first'));
@@ -108,7 +144,9 @@ describe('SIP provider dial records', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     await sip.close();
     expect(ended.map((event) => event.callId)).toEqual(['call_first']);
-    expect(await sip.lookup(request('call_waiting'), new Date())).toEqual({ known: false, ended: null });
+    const record = await recordOf('call_waiting');
+    expect(record).toMatchObject({ state: 'waiting', sentAt: null });
+    expect(await sip.lookup(request('call_waiting'), record)).toEqual({ known: false, ended: null });
   });
 
   it("sends its audio where the far end's re-INVITE moved the media", async () => {

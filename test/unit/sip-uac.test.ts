@@ -1,3 +1,4 @@
+import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcomeOf, SipUserAgent } from '../../src/adapters/voice/sip/uac.js';
 import { startSipp } from '../helpers/sipp.js';
@@ -88,6 +89,49 @@ describe('SIP user agent against sipp', () => {
     const sip = call(far.port, 5000, { username: 'trunkuser', password: 'wrong' });
     expect(await sip.outcome).toEqual({ kind: 'failed', code: 403, reason: 'Forbidden' });
     expect(await far.done).toBe(0);
+  });
+
+  it('answers in-dialog requests for a dialog it does not know with 481 (RFC 3261 12.2.2)', async () => {
+    const socket = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    const replies: string[] = [];
+    socket.on('message', (data) => replies.push(data.toString('utf8')));
+    const request = (method: string, toTag: string, cseq: number) =>
+      [
+        `${method} sip:+14155550100@127.0.0.1:${agent.port} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${socket.address().port};branch=z9hG4bK-${method}-${cseq}`,
+        'From: <sip:+14155550123@127.0.0.1>;tag=far',
+        `To: <sip:+14155550100@127.0.0.1>${toTag}`,
+        `Call-ID: gone-${method}@127.0.0.1`,
+        `CSeq: ${cseq} ${method}`,
+        'Max-Forwards: 70',
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n');
+    try {
+      for (const [method, cseq] of [
+        ['BYE', 2],
+        ['INFO', 3],
+        ['ACK', 4],
+      ] as const)
+        socket.send(request(method, ';tag=ours', cseq), agent.port, '127.0.0.1');
+      await expect.poll(() => replies.length).toBe(2);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // An ACK is never answered; BYE and INFO are, each echoing its own transaction.
+      expect(replies).toHaveLength(2);
+      for (const [reply, method] of [
+        [replies.find((r) => r.includes('CSeq: 2 BYE')), 'BYE'],
+        [replies.find((r) => r.includes('CSeq: 3 INFO')), 'INFO'],
+      ] as const) {
+        expect(reply?.split('\r\n')[0]).toBe('SIP/2.0 481 Call/Transaction Does Not Exist');
+        expect(reply).toContain(`Call-ID: gone-${method}@127.0.0.1`);
+        expect(reply).toContain(`branch=z9hG4bK-${method}-`);
+        expect(reply).toContain('To: <sip:+14155550100@127.0.0.1>;tag=ours');
+      }
+    } finally {
+      socket.close();
+    }
   });
 
   it('maps carrier answers to outcomes', () => {

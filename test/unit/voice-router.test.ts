@@ -1,21 +1,32 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RoutingVoiceProvider } from '../../src/adapters/voice/router.js';
 import { SimulatedVoiceProvider } from '../../src/adapters/voice/simulator.js';
-import type { CallEndedEvent } from '../../src/ports.js';
-import { dialRequest, testSipProvider } from '../helpers/sip-provider.js';
+import type { CallEndedEvent, DialRecord } from '../../src/ports.js';
+import {
+  dialRequest,
+  type TestSipProvider,
+  testDialRecords,
+  testSipProvider,
+} from '../helpers/sip-provider.js';
 
 describe('routing calls between the simulator and SIP trunks', () => {
   const simulator = new SimulatedVoiceProvider({ ringMs: 10, talkMs: 20 });
-  const sipProvider = testSipProvider(null, { ringTimeoutMs: 1000 });
-  const sip = sipProvider.sip;
-  const router = new RoutingVoiceProvider(simulator, sip);
+  let shared: Awaited<ReturnType<typeof testDialRecords>>;
+  let sipProvider: TestSipProvider;
+  let router: RoutingVoiceProvider;
   const ended: CallEndedEvent[] = [];
-  router.onCallEnded(async (event) => {
-    ended.push(event);
+  beforeAll(async () => {
+    shared = await testDialRecords();
+    sipProvider = testSipProvider(null, shared.records, { ringTimeoutMs: 1000 });
+    router = new RoutingVoiceProvider(simulator, sipProvider.sip);
+    router.onCallEnded(async (event) => {
+      ended.push(event);
+    });
   });
   afterAll(async () => {
-    await router.close();
-    await sipProvider.dispose();
+    await router?.close();
+    await sipProvider?.dispose();
+    await shared?.dispose();
   });
 
   it("sends a call where its agent's trunk says, and both report to the one handler", async () => {
@@ -30,13 +41,28 @@ describe('routing calls between the simulator and SIP trunks', () => {
   });
 
   it('asks the provider recorded on the call, even when the agent changed since', async () => {
-    // Placed through a trunk, the agent has none now: only the SIP provider knows the call.
-    expect(await router.lookup(dialRequest('call_lost', null, 'sip'), new Date())).toEqual({
-      known: false,
+    // Placed through a trunk, the agent has none now: the SIP provider settles it from its record.
+    const sentAt = new Date(Date.now() - 60_000);
+    const record: DialRecord = {
+      callId: 'call_lost',
+      owner: 'gone',
+      provider: 'sip',
+      state: 'sent',
+      createdAt: sentAt,
+      sentAt,
+      answeredAt: null,
       ended: null,
-    });
+      ownerSeenAt: sentAt,
+    };
+    const viaSip = await router.lookup(dialRequest('call_lost', null, 'sip'), record);
+    expect(viaSip.ended?.error).toContain('cut off');
     // The simulator rebuilds any call it is asked about.
-    expect((await router.lookup(dialRequest('call_lost', null), new Date(0))).known).toBe(true);
+    const viaSimulator = await router.lookup(dialRequest('call_lost', null), {
+      ...record,
+      provider: 'simulator',
+    });
+    expect(viaSimulator.ended?.error ?? '').not.toContain('cut off');
+    expect(viaSimulator.known).toBe(true);
   });
 
   it('serves a recording from the provider that made the call', async () => {

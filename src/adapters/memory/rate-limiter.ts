@@ -1,5 +1,5 @@
 import { release, reserve } from '../../domain/gcra.js';
-import { type Clock, type RateLimiter, systemClock } from '../../ports.js';
+import { type Admission, type Clock, type RateLimiter, systemClock } from '../../ports.js';
 
 /** GCRA in one process: enough when one process dials (the embedded setup). */
 export class MemoryRateLimiter implements RateLimiter {
@@ -21,16 +21,16 @@ export class MemoryRateLimiter implements RateLimiter {
     this.tats.set(key, release({ tat }, count, ratePerSecond, this.clock.now().getTime()).tat);
   }
 
-  async admit(key: string, ratePerSecond: number, windowMs: number): Promise<number> {
+  async admit(key: string, ratePerSecond: number, windowMs: number): Promise<Admission> {
     const now = this.clock.now().getTime();
     const starts = (this.starts.get(key) ?? []).filter((at) => at > now - windowMs);
     if (starts.length < ratePerSecond) {
       starts.push(now);
       this.starts.set(key, starts);
-      return 0;
+      return { waitMs: 0, at: new Date(now) };
     }
     this.starts.set(key, starts);
-    return Math.max((starts[starts.length - ratePerSecond] ?? now) + windowMs - now, 1);
+    return { waitMs: Math.max((starts[starts.length - ratePerSecond] ?? now) + windowMs - now, 1), at: null };
   }
 
   async close(): Promise<void> {

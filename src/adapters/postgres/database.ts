@@ -6,6 +6,7 @@ import { type ColumnType, type Generated, Kysely, PostgresDialect, type RawBuild
 import type { CustomTypesConfig } from 'pg';
 import type { BatchStatus } from '../../domain/batch.js';
 import type { CallStatus, TranscriptEntry } from '../../domain/call.js';
+import type { DialState } from '../../ports.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { BUNDLED_IMAGE_DIR, checkImage, clearUnpacked, unpackImage } from './pglite-image.js';
 
@@ -195,6 +196,29 @@ export interface SipTrunksTable {
   updated_at: Generated<Date>;
 }
 
+/** Dial records (migration 007): written and read through src/adapters/postgres/dial-records.ts. */
+export interface DialsTable {
+  call_id: string;
+  owner: string;
+  provider: string;
+  state: DialState;
+  created_at: Timestamp;
+  sent_at: NullableTimestamp;
+  answered_at: NullableTimestamp;
+  ended_at: NullableTimestamp;
+  outcome: Json<Record<string, unknown> | null>;
+}
+
+/** One lease per running process (migration 007). */
+export interface DialOwnersTable {
+  id: string;
+  host: string;
+  pid: number;
+  started_at: Timestamp;
+  renewed_at: Timestamp;
+  lease_until: Timestamp;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -213,6 +237,8 @@ export interface Database {
   batch_contacts: BatchContactsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   sip_trunks: SipTrunksTable;
+  dials: DialsTable;
+  dial_owners: DialOwnersTable;
   schema_migrations: SchemaMigrationsTable;
 }
 

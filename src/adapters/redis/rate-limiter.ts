@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { RateLimiter } from '../../ports.js';
+import type { Admission, RateLimiter } from '../../ports.js';
 
 /**
  * GCRA reservation in one Lua script, so every worker sharing this Redis draws slots from one
@@ -46,12 +46,12 @@ local count = redis.call('ZCARD', KEYS[1])
 if count < rate then
   redis.call('ZADD', KEYS[1], string.format('%.0f', now), ARGV[3])
   redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000) * 2)
-  return 0
+  return {0, string.format('%.0f', now)}
 end
 local blocker = redis.call('ZRANGE', KEYS[1], count - rate, count - rate, 'WITHSCORES')
 local wait = math.ceil((tonumber(blocker[2]) + window - now) / 1000)
 if wait < 1 then wait = 1 end
-return wait
+return {wait, '0'}
 `;
 
 export class RedisRateLimiter implements RateLimiter {
@@ -81,10 +81,18 @@ export class RedisRateLimiter implements RateLimiter {
     await this.redis.releaseSlots(`${this.prefix}${key}`, ratePerSecond, count);
   }
 
-  async admit(key: string, ratePerSecond: number, windowMs: number, member: string): Promise<number> {
-    return Number(
-      await this.redis.admitStart(`${this.prefix}starts:${key}`, ratePerSecond, windowMs, member),
-    );
+  async admit(key: string, ratePerSecond: number, windowMs: number, member: string): Promise<Admission> {
+    const [wait, micros] = (await this.redis.admitStart(
+      `${this.prefix}starts:${key}`,
+      ratePerSecond,
+      windowMs,
+      member,
+    )) as [number, string];
+    const waitMs = Number(wait);
+    // Redis's clock, in whole microseconds: the moment every process's starts are ordered by.
+    return waitMs === 0
+      ? { waitMs: 0, at: new Date(Math.floor(Number(micros) / 1000)) }
+      : { waitMs, at: null };
   }
 
   async close(): Promise<void> {}

@@ -2,6 +2,7 @@ import type { TranscriptEntry } from '../../domain/call.js';
 import type {
   CallEndedEvent,
   DialAgent,
+  DialRecord,
   DialRequest,
   ProviderCallState,
   Recording,
@@ -40,10 +41,10 @@ export class RoutingVoiceProvider implements VoiceProvider {
   }
 
   /** Asked of the provider recorded on the call: the agent's trunk may have changed since. */
-  lookup(request: DialRequest, dialedAt: Date): Promise<ProviderCallState> {
+  lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState> {
     const recorded = request.provider;
     const provider = recorded ? (recorded === this.sip.name ? this.sip : this.fallback) : this.route(request);
-    return provider.lookup(request, dialedAt);
+    return provider.lookup(request, record);
   }
 
   recording(call: {

@@ -4,6 +4,8 @@ import type { TranscriptEntry } from '../../domain/call.js';
 import type {
   CallEndedEvent,
   Clock,
+  DialRecord,
+  DialRecords,
   DialRequest,
   ProviderCallState,
   Recording,
@@ -18,10 +20,14 @@ export interface SimulatorOptions {
   ringMs: number;
   talkMs: number;
   /**
-   * A folder where each dial leaves one file named by its call id, created with O_EXCL: the
-   * simulated network's durable record of what it was asked to dial, shared by every process on
-   * the machine. With it, a call id is dialed at most once across processes and restarts, and a
-   * recorded intent that never reached the network is reported unknown (so it is dialed then).
+   * The shared dial records: a dial goes out only when its record turns sent (so a call id is
+   * dialed at most once across processes and hosts), and that moment is the call's start time.
+   */
+  records?: DialRecords;
+  /**
+   * A folder where each dial the network took leaves one file named by its call id: the simulated
+   * network's own log, for tests and accounting (`readRecord`), written when a record turns sent
+   * and again (once only) by a process that rebuilds a gone owner's call. It decides nothing.
    */
   dialsDir?: string;
   clock?: Clock;
@@ -45,8 +51,8 @@ export interface SimulatedDial {
 
 /**
  * Simulated telephony. A call's outcome is a pure function of the number and the attempt, and its
- * timing of the dial time, so after a restart `lookup` rebuilds any call from what the database
- * recorded: a call whose time is up ends at once, one still running is picked up again.
+ * timing of the dial time, so after its process dies `lookup` rebuilds any call from its dial
+ * record: a call whose time is up ends at once, one still running is picked up again.
  */
 export class SimulatedVoiceProvider implements VoiceProvider {
   readonly name = 'simulator';
@@ -72,9 +78,17 @@ export class SimulatedVoiceProvider implements VoiceProvider {
 
   async dial(request: DialRequest): Promise<void> {
     if (this.dialed.has(request.callId)) return;
-    const at = this.clock.now();
-    if (this.options.dialsDir && !this.record(request, at)) return;
+    // A start admitted by the shared start log is taken at that moment (within its reply's delay).
+    const at = request.startAt ?? this.clock.now();
+    // Taken before the record is asked, so a second dial of this id in this process waits for nothing.
     this.dialed.add(request.callId);
+    try {
+      if (this.options.records && !(await this.options.records.send(request.callId, this.name, at))) return;
+    } catch (error) {
+      this.dialed.delete(request.callId);
+      throw error;
+    }
+    if (this.options.dialsDir) this.log(request, at);
     this.dials.push({ callId: request.callId, to: request.to, attempt: request.attempt, at });
     if (this.dials.length > MAX_RECORDED_DIALS) {
       const dropped = this.dials.splice(0, this.dials.length - MAX_RECORDED_DIALS);
@@ -83,18 +97,24 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     this.schedule(request, at);
   }
 
-  async lookup(request: DialRequest, intendedAt: Date): Promise<ProviderCallState> {
+  /**
+   * A call whose owner is gone: its end when its time is up, rebuilt from the time it went out;
+   * otherwise this process takes it over (one process does) and reports its end when it comes.
+   */
+  async lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState> {
     if (this.sessions.has(request.callId)) return { known: true, ended: null };
-    let dialedAt = intendedAt;
-    if (this.options.dialsDir) {
-      const recorded = this.recorded(request.callId);
-      if (!recorded) return { known: false, ended: null };
-      dialedAt = recorded.at;
-    }
+    const dialedAt = record.sentAt;
+    if (!dialedAt) return { known: false, ended: null };
+    // The simulated network is its records: a call sent is one it took, even when the process
+    // that sent it died before writing the log line (the line is published once, whoever does).
+    if (this.options.dialsDir) this.log(request, dialedAt);
     const plan = this.plan(request);
     if (dialedAt.getTime() + plan.totalMs <= this.clock.now().getTime()) {
       return { known: true, ended: plan.ended(dialedAt) };
     }
+    const records = this.options.records;
+    if (records && record.owner !== records.owner && !(await records.adopt(request.callId, record.owner)))
+      return { known: true, ended: null }; // another process took it over first
     this.schedule(request, dialedAt);
     return { known: true, ended: null };
   }
@@ -129,24 +149,10 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       .sort((a, b) => a.at.getTime() - b.at.getTime());
   }
 
-  /** Writes the dial's record; false when the call id was dialed before (by any process). */
-  private record(request: DialRequest, at: Date): boolean {
+  /** Adds the dial to the network's log (a file per call id, published whole). */
+  private log(request: DialRequest, at: Date): void {
     const line: SimulatedDial = { callId: request.callId, to: request.to, attempt: request.attempt, at };
-    return publishOnce(this.options.dialsDir as string, `${request.callId}.json`, JSON.stringify(line));
-  }
-
-  private recorded(callId: string): { at: Date } | null {
-    try {
-      const raw = JSON.parse(
-        fs.readFileSync(path.join(this.options.dialsDir as string, `${callId}.json`), 'utf8'),
-      ) as {
-        at: string;
-      };
-      return { at: new Date(raw.at) };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw error;
-    }
+    publishOnce(this.options.dialsDir as string, `${request.callId}.json`, JSON.stringify(line));
   }
 
   /** Calls currently ringing or talking in this process. */

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
+import { openDials } from '../../adapters/postgres/dial-records.js';
 import { dialAllowance, outOfMinutes } from '../../domain/allowance.js';
 import type { BatchStatus } from '../../domain/batch.js';
 import { newId } from '../../domain/ids.js';
-import type { DialRequest, RateLimiter } from '../../ports.js';
+import type { Admission, DialRequest, RateLimiter } from '../../ports.js';
 import type { BatchService } from '../../services/batches.js';
 import { callLoad } from '../../services/call-load.js';
 import { agentForDial, type CallService } from '../../services/calls.js';
@@ -184,33 +185,17 @@ export class Dispatcher {
 
   /**
    * Stops dialing. Calls claimed but not yet dialed go back to the queue (their intent row is
-   * removed), so a graceful stop costs nothing; after a crash the reconciler dials them instead.
+   * removed), so a graceful stop costs nothing; after a crash another process's sweep does the
+   * same once this process's lease has run out (their dial records are still waiting).
    */
   async close(): Promise<void> {
     const unstarted = [...this.pending.entries()];
     for (const [, entry] of unstarted) clearTimeout(entry.timer);
     this.pending.clear();
-    const { db } = this.options.deps;
     for (const [callId, entry] of unstarted) {
       this.inFlight.delete(callId);
-      await db
-        .transaction()
-        .execute(async (trx) => {
-          await trx.selectFrom('batches').select('id').where('id', '=', entry.batchId).forUpdate().execute();
-          const removed = await trx
-            .deleteFrom('calls')
-            .where('id', '=', callId)
-            .where('status', '=', 'ONGOING')
-            .executeTakeFirst();
-          if (Number(removed.numDeletedRows) === 0) return;
-          await trx
-            .updateTable('batch_contacts')
-            .set({ state: 'queued', attempts: sql`attempts - 1`, call_id: null, lease_until: null })
-            .where('batch_id', '=', entry.batchId)
-            .where('seq', '=', entry.seq)
-            .where('call_id', '=', callId)
-            .execute();
-        })
+      await this.options.calls
+        .returnToQueue({ callId, batchId: entry.batchId, seq: entry.seq }, this.options.deps.dials.owner)
         .catch((error: unknown) =>
           this.options.deps.logger.warn(
             { err: error, callId },
@@ -262,6 +247,7 @@ export class Dispatcher {
     const { deps } = this.options;
     const now = deps.clock.now();
     const agent = await this.agent(batch.agent_id);
+    const provider = deps.provider.nameFor(agent);
     const claimed = await deps.db.transaction().execute(async (trx) => {
       // Lock order everywhere: the batch row first, then its user, then its contacts, then calls.
       // Holding the batch row also means a cancel or a failure that committed before us is seen here.
@@ -294,7 +280,7 @@ export class Dispatcher {
       }));
       const inserted = await sql<{ id: string }>`
         insert into calls (id, user_id, agent_id, contact_id, batch_id, batch_seq, status, phone_number, attempt, provider, created_at, updated_at)
-        select x.id, ${batch.user_id}, ${batch.agent_id}, x.contact_id, ${batch.id}, x.seq, 'ONGOING', x.phone, x.attempt, ${deps.provider.nameFor(agent)}, x.start_at, ${now}
+        select x.id, ${batch.user_id}, ${batch.agent_id}, x.contact_id, ${batch.id}, x.seq, 'ONGOING', x.phone, x.attempt, ${provider}, x.start_at, ${now}
         from unnest(${planned.map((p) => p.callId)}::text[], ${planned.map((p) => p.row.contact_id)}::text[],
                     ${planned.map((p) => p.row.phone_number)}::text[], ${planned.map((p) => p.row.attempts + 1)}::int[],
                     ${planned.map((p) => p.startAt.toISOString())}::timestamptz[], ${planned.map((p) => p.row.seq)}::int[])
@@ -304,6 +290,12 @@ export class Dispatcher {
       const placed = new Set(inserted.rows.map((r) => r.id));
       const go = planned.filter((p) => placed.has(p.callId));
       const wait = planned.filter((p) => !placed.has(p.callId));
+      await openDials(
+        trx,
+        deps.dials.owner,
+        go.map((p) => ({ callId: p.callId, provider })),
+        now,
+      );
       if (go.length > 0) {
         await sql`
           update batch_contacts bc set state = 'dialing', attempts = bc.attempts + 1, call_id = x.call_id, lease_until = x.lease
@@ -379,15 +371,15 @@ export class Dispatcher {
     const fire = async () => {
       const early = localWait();
       if (early > 0) return retryIn(early);
-      let wait = 0;
+      let admission: Admission;
       try {
-        wait = await this.options.limiter.admit(`batch:${batch.id}`, rate, WINDOW_GUARD_MS, callId);
+        admission = await this.options.limiter.admit(`batch:${batch.id}`, rate, WINDOW_GUARD_MS, callId);
       } catch (error) {
         this.options.deps.logger.warn({ err: error, callId }, 'rate limiter unavailable; retrying the start');
-        wait = 200;
+        admission = { waitMs: 200, at: null };
       }
       if (!this.pending.has(callId)) return; // closed meanwhile: the call went back to the queue
-      if (wait > 0) return retryIn(wait);
+      if (admission.at === null) return retryIn(admission.waitMs);
       const late = localWait();
       if (late > 0) return retryIn(late);
       const now = this.options.deps.clock.now().getTime();
@@ -396,7 +388,9 @@ export class Dispatcher {
       if (history.length > rate) history.splice(0, history.length - rate);
       this.recentStarts.set(batch.id, history);
       this.pending.delete(callId);
-      void this.dial(batch, request, new Date(now));
+      // The start is the admitted moment, in the start log's one clock: the recorded starts of
+      // every worker then keep the window rule, whatever each one's delay in hearing the answer.
+      void this.dial(batch, { ...request, startAt: admission.at }, admission.at);
     };
     retryIn(Math.max(at - this.options.deps.clock.now().getTime(), 0));
   }

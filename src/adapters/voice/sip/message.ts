@@ -78,6 +78,31 @@ export function serialize(startLine: string, headers: Array<[string, string | nu
   return `${startLine}\r\n${lines.join('\r\n')}\r\n\r\n${body}`;
 }
 
+/**
+ * The response to a request: its Via, From, To, Call-ID and CSeq copied back (RFC 3261 8.2.6),
+ * then `extra` headers and a body.
+ */
+export function responseTo(
+  request: SipMessage,
+  code: number,
+  reason: string,
+  extra: Array<[string, string]> = [],
+  body = '',
+): string {
+  return serialize(
+    `SIP/2.0 ${code} ${reason}`,
+    [
+      ...(request.headers.get('via') ?? []).map((value): [string, string] => ['Via', value]),
+      ['From', header(request, 'from') ?? ''],
+      ['To', header(request, 'to') ?? ''],
+      ['Call-ID', header(request, 'call-id') ?? ''],
+      ['CSeq', header(request, 'cseq') ?? ''],
+      ...extra,
+    ],
+    body,
+  );
+}
+
 export const newTag = () => randomBytes(6).toString('hex');
 export const newBranch = () => `z9hG4bK${randomBytes(8).toString('hex')}`;
 export const newCallId = (host: string) => `${randomBytes(12).toString('hex')}@${host}`;

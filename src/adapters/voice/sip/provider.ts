@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import type { FinalCallStatus, TranscriptEntry } from '../../../domain/call.js';
 import type {
   CallEndedEvent,
+  DialRecord,
+  DialRecords,
   DialRequest,
   Leases,
   ProviderCallState,
@@ -14,7 +16,6 @@ import type {
 } from '../../../ports.js';
 import { type AmdVerdict, detectAnsweringMachine } from '../amd.js';
 import type { ConversationEngine, ConversationSession } from '../conversation.js';
-import { publishOnce } from '../publish-once.js';
 import { RtpSession } from '../rtp.js';
 import { speechToolsAvailable } from '../speech.js';
 import { parseSdpAnswer } from './message.js';
@@ -61,7 +62,7 @@ async function pruneOlderThan(dir: string, ageMs: number): Promise<void> {
   }
 }
 
-/** The provider stopped before any carrier accepted the call. */
+/** The call did not go out: the provider stopped first, or its record is not this process's to send. */
 class NotSent extends Error {
   constructor() {
     super('stopped before the call was placed');
@@ -89,8 +90,10 @@ export interface SipProviderOptions {
   sipPort: number;
   /** Even RTP ports to use, inclusive. */
   rtpPorts: [number, number];
-  /** Dial records and recordings go under it. */
+  /** Recordings go under it. */
   dataDir: string;
+  /** The shared dial records: what decides whether a call went out, and how it ended. */
+  records: DialRecords;
   ringTimeoutMs: number;
   /** A call is hung up when it has been up this long. */
   maxCallMs: number;
@@ -111,31 +114,24 @@ export interface SipProviderOptions {
    */
   shared?: { leases: Leases; limiter: RateLimiter };
   logger?: Logger;
+  /** A call went out (its INVITE was sent) at `at`: its start, for the live view. */
+  onSent?(callId: string, at: Date): void;
   /** Every final answer to an INVITE (the metrics count them). */
   onFinalResponse?(trunkId: string, code: number): void;
   /** Trunk load changed (the metrics show it). */
   onTrunkLoad?(trunkId: string, up: number, waiting: number): void;
 }
 
-interface DialRecord {
-  callId: string;
-  to: string;
-  attempt: number;
-  trunkId: string;
-  at: string;
-  ended?: Omit<CallEndedEvent, 'answeredAt' | 'endedAt'> & { answeredAt: string | null; endedAt: string };
-}
-
 type Attempt = { kind: 'capacity'; code: number } | { kind: 'final'; event: CallEndedEvent };
 
-/** A dial record whose owner touched it within this long is a call still up in some process. */
-const HEARTBEAT_MS = 10_000;
-const STALE_MS = 3 * HEARTBEAT_MS;
-/** Dial records are kept this long, and looked over this often. */
-const RECORD_KEEP_MS = 7 * 24 * 60 * 60 * 1000;
+/** Recordings past their retention are looked for this often. */
 const PRUNE_EVERY_MS = 6 * 60 * 60 * 1000;
-/** A shared trunk place is leased for this long and renewed every third of it while the call is up. */
-const LEASE_MS = 30_000;
+/**
+ * A shared trunk place is leased for this long and renewed every third of it while the call is
+ * up: a worker that dies gives its places back within 6 s (it was 30 s, which kept a trunk full
+ * of dead calls). Renewing 200 calls every 2 s costs Redis 100 small writes a second.
+ */
+export const TRUNK_PLACE_LEASE_MS = 6_000;
 /** How often a call waiting for a shared trunk place asks again. */
 const SHARED_POLL_MS = 100;
 /** How long a stop waits for calls to hang up and report their ends. */
@@ -150,8 +146,9 @@ const OUTCOME_STATUS: Record<Exclude<SipOutcome['kind'], 'answered' | 'capacity'
 /**
  * Real calls through the SIP trunk an agent names: the INVITE through the trunk's gate (its rate
  * and concurrency caps), RTP audio both ways with a recording, answering-machine detection, then
- * the conversation engine. Each dial leaves a durable record in the data dir before the INVITE,
- * so a call id reaches the network at most once, across processes and restarts.
+ * the conversation engine. Each dial holds its shared record (waiting) before the trunk, and
+ * turns it sent right before the INVITE: a call id reaches the network at most once, across
+ * processes, hosts and restarts, and the record keeps its answer and its end.
  */
 export class SipVoiceProvider implements VoiceProvider {
   readonly name = 'sip';
@@ -159,14 +156,12 @@ export class SipVoiceProvider implements VoiceProvider {
   private userAgent: Promise<SipUserAgent> | null = null;
   private readonly gates = new Map<string, TrunkGate>();
   private readonly calls = new Map<string, { stop: AbortController; done: Promise<void> }>();
-  private readonly dialsDir: string;
   private readonly recordingsDir: string;
   private closing = false;
   private pruner: NodeJS.Timeout | null = null;
   private closed: Promise<void> | null = null;
 
   constructor(private readonly options: SipProviderOptions) {
-    this.dialsDir = path.join(options.dataDir, 'sip', 'dials');
     this.recordingsDir = path.join(options.dataDir, 'sip', 'recordings');
   }
 
@@ -188,51 +183,59 @@ export class SipVoiceProvider implements VoiceProvider {
     const trunkId = request.agent.sipTrunkId;
     if (!trunkId) throw new Error(`agent ${request.agent.id} has no SIP trunk`);
     if (this.calls.has(request.callId)) return;
-    if (
-      !this.record({
-        callId: request.callId,
-        to: request.to,
-        attempt: request.attempt,
-        trunkId,
-        at: new Date().toISOString(),
-      })
-    )
-      return; // dialed before, by this process or another: never twice
+    // Taken before the record is asked, so a second dial of this id in this process stops here.
     const stop = new AbortController();
     const entry = { stop, done: Promise.resolve() };
     this.calls.set(request.callId, entry);
+    try {
+      if (!(await this.options.records.hold(request.callId, this.name))) {
+        this.calls.delete(request.callId);
+        return; // sent or ended before, by this process or another: never twice
+      }
+    } catch (error) {
+      this.calls.delete(request.callId);
+      throw error;
+    }
     entry.done = this.run(request, trunkId, stop.signal);
   }
 
-  async lookup(request: DialRequest, _dialedAt: Date): Promise<ProviderCallState> {
+  /**
+   * A call whose owner is gone, settled from its record as a carrier would: its reported end; or,
+   * cut off, FAILED with the answer time kept and the connected time up to the owner's last
+   * heartbeat (charged like any connected time), or unanswered with nothing charged.
+   */
+  async lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState> {
     if (this.calls.has(request.callId)) return { known: true, ended: null };
-    const file = this.recordFile(request.callId);
-    let record: DialRecord;
-    let touched: number;
-    try {
-      record = JSON.parse(fs.readFileSync(file, 'utf8')) as DialRecord;
-      touched = fs.statSync(file).mtimeMs;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { known: false, ended: null };
-      throw error;
-    }
-    if (record.ended) {
-      const { answeredAt, endedAt, ...rest } = record.ended;
+    if (record.ended) return { known: true, ended: record.ended };
+    if (record.state !== 'sent') return { known: false, ended: null };
+    const heartbeat = record.ownerSeenAt ?? record.sentAt ?? record.createdAt;
+    if (!record.answeredAt) {
       return {
         known: true,
-        ended: { ...rest, answeredAt: answeredAt ? new Date(answeredAt) : null, endedAt: new Date(endedAt) },
+        ended: unanswered(
+          request.callId,
+          'FAILED',
+          'The call was cut off before an answer: the process that placed it stopped',
+          null,
+          heartbeat,
+        ),
       };
     }
-    if (Date.now() - touched < STALE_MS) return { known: true, ended: null }; // up in another process
+    const answeredAt = record.answeredAt;
+    const endedAt = new Date(Math.max(heartbeat.getTime(), answeredAt.getTime()));
+    const duration = Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1);
     return {
       known: true,
-      ended: unanswered(
-        request.callId,
-        'FAILED',
-        'The call was cut off: the process that placed it stopped',
-        null,
-        new Date(touched),
-      ),
+      ended: {
+        callId: request.callId,
+        status: 'FAILED',
+        duration,
+        answeredAt,
+        endedAt,
+        error: `The call was cut off after ${duration} s connected: the process that placed it stopped`,
+        transcription: [],
+        sipCode: 200,
+      },
     };
   }
 
@@ -269,20 +272,13 @@ export class SipVoiceProvider implements VoiceProvider {
   }
 
   private async run(request: DialRequest, trunkId: string, signal: AbortSignal): Promise<void> {
-    const heartbeat = setInterval(() => {
-      const now = new Date();
-      fs.utimes(this.recordFile(request.callId), now, now, () => {});
-    }, HEARTBEAT_MS);
-    heartbeat.unref();
     let ended: CallEndedEvent;
     try {
       ended = await this.place(request, trunkId, signal);
     } catch (error) {
       if (error instanceof NotSent) {
-        // A stop before the carrier took the call: the record goes, the call stays ONGOING, and
-        // reconciliation at the next start finds no record and dials it then. Nothing is lost.
-        clearInterval(heartbeat);
-        fs.rmSync(this.recordFile(request.callId), { force: true });
+        // Nothing reached the carrier: the record stays waiting, and once this process's lease
+        // is given back (a stop) or gone (a crash) the call goes back to the queue uncharged.
         this.calls.delete(request.callId);
         return;
       }
@@ -293,10 +289,14 @@ export class SipVoiceProvider implements VoiceProvider {
         `The call could not be placed: ${(error as Error).message}`,
         null,
       );
-    } finally {
-      clearInterval(heartbeat);
     }
-    this.writeEnded(ended);
+    // The end is kept with the record first: if this process dies before the call row hears of
+    // it, the process that settles the call reads it there.
+    await this.options.records
+      .ended(ended)
+      .catch((error: unknown) =>
+        this.options.logger?.warn({ err: error, callId: ended.callId }, 'could not record a SIP call end'),
+      );
     this.calls.delete(request.callId);
     try {
       await this.handler?.(ended);
@@ -345,6 +345,8 @@ export class SipVoiceProvider implements VoiceProvider {
         return result.event;
       }
       gate.capacity();
+      // Refused: nothing was placed, so until the next INVITE the call is waiting again.
+      await this.options.records.refused(request.callId);
       this.options.logger?.warn(
         { callId: request.callId, trunkId, code: result.code, tries },
         'the carrier is full; the call waits and the trunk slows down',
@@ -383,13 +385,14 @@ export class SipVoiceProvider implements VoiceProvider {
     };
     if (trunk.maxConcurrentCalls !== null) {
       const limit = trunk.maxConcurrentCalls;
-      while (!(await shared.leases.acquire(places, limit, callId, LEASE_MS).catch(retrying)))
+      while (!(await shared.leases.acquire(places, limit, callId, TRUNK_PLACE_LEASE_MS).catch(retrying)))
         await wait(SHARED_POLL_MS);
     }
     if (trunk.maxCallsPerSecond !== null) {
       for (;;) {
         const delay = await shared.limiter
           .admit(`trunk:${trunk.id}`, trunk.maxCallsPerSecond, 1000, callId)
+          .then((admission) => admission.waitMs)
           .catch((error: unknown) => (retrying(error) ? 0 : SHARED_POLL_MS));
         if (delay === 0) break;
         await wait(delay);
@@ -398,8 +401,8 @@ export class SipVoiceProvider implements VoiceProvider {
     if (trunk.maxConcurrentCalls === null) return undefined;
     const limit = trunk.maxConcurrentCalls;
     const timer = setInterval(() => {
-      shared.leases.acquire(places, limit, callId, LEASE_MS).catch(retrying);
-    }, LEASE_MS / 3);
+      shared.leases.acquire(places, limit, callId, TRUNK_PLACE_LEASE_MS).catch(retrying);
+    }, TRUNK_PLACE_LEASE_MS / 3);
     timer.unref();
     return timer;
   }
@@ -417,6 +420,11 @@ export class SipVoiceProvider implements VoiceProvider {
     });
     let kept = false;
     try {
+      // The last step before the network: from here the call counts as placed, and this moment
+      // is its recorded start. A record that is no longer ours to send never goes out.
+      const sentAt = new Date();
+      if (!(await this.options.records.send(request.callId, this.name, sentAt))) throw new NotSent();
+      this.options.onSent?.(request.callId, sentAt);
       const sip = ua.invite({
         host: trunk.host,
         port: trunk.port,
@@ -445,6 +453,12 @@ export class SipVoiceProvider implements VoiceProvider {
       }
 
       const answeredAt = new Date();
+      // Kept with the record: a crash from here on still charges the time connected.
+      void this.options.records
+        .answered(request.callId, answeredAt)
+        .catch((failure: unknown) =>
+          this.options.logger?.warn({ err: failure, callId: request.callId }, 'could not record an answer'),
+        );
       const media = parseSdpAnswer(sip.answerSdp);
       const up = new AbortController();
       const end = () => up.abort();
@@ -609,47 +623,13 @@ export class SipVoiceProvider implements VoiceProvider {
     return this.userAgent;
   }
 
-  /**
-   * Deletes dial records older than a week (they matter only while a call can be ONGOING, and no
-   * call lasts that long), and recordings older than the retention, when one is set.
-   */
+  /** Deletes recordings older than the retention, when one is set. */
   private async prune(): Promise<void> {
-    await pruneOlderThan(this.dialsDir, RECORD_KEEP_MS);
     const days = this.options.recordingRetentionDays;
     if (days) await pruneOlderThan(this.recordingsDir, days * 24 * 60 * 60 * 1000);
   }
 
-  private recordFile(callId: string): string {
-    return path.join(this.dialsDir, `${callId}.json`);
-  }
-
   private recordingFile(callId: string): string {
     return path.join(this.recordingsDir, `${callId}.wav`);
-  }
-
-  /** Publishes the dial record; false when one exists (the call was dialed). */
-  private record(record: DialRecord): boolean {
-    return publishOnce(this.dialsDir, `${record.callId}.json`, JSON.stringify(record));
-  }
-
-  /** Adds the call's end to its record (replaced whole by rename), for a lookup after a crash. */
-  private writeEnded(ended: CallEndedEvent): void {
-    const file = this.recordFile(ended.callId);
-    try {
-      const record = JSON.parse(fs.readFileSync(file, 'utf8')) as DialRecord;
-      record.ended = {
-        ...ended,
-        answeredAt: ended.answeredAt?.toISOString() ?? null,
-        endedAt: ended.endedAt.toISOString(),
-      };
-      const draft = `${file}.${process.pid}.tmp`;
-      fs.writeFileSync(draft, JSON.stringify(record));
-      fs.renameSync(draft, file);
-    } catch (error) {
-      this.options.logger?.warn(
-        { err: error, callId: ended.callId },
-        'could not record a SIP call end on disk',
-      );
-    }
   }
 }

@@ -9,6 +9,7 @@ import {
   newTag,
   parseChallenge,
   parseMessage,
+  responseTo,
   type SipMessage,
   sdpOffer,
   serialize,
@@ -219,23 +220,18 @@ export class SipCall extends EventEmitter {
 
   private onRequest(message: SipMessage): void {
     const response = (code: number, reason: string, sdp?: string) =>
-      serialize(
-        `SIP/2.0 ${code} ${reason}`,
-        [
-          ...(message.headers.get('via') ?? []).map((value): [string, string] => ['Via', value]),
-          ['From', header(message, 'from') ?? ''],
-          ['To', header(message, 'to') ?? ''],
-          ['Call-ID', header(message, 'call-id') ?? ''],
-          ['CSeq', header(message, 'cseq') ?? ''],
-          ...(sdp === undefined
-            ? []
-            : ([
-                ['Contact', this.contact],
-                ['Content-Type', 'application/sdp'],
-              ] as Array<[string, string]>)),
-        ],
-        sdp,
-      );
+      sdp === undefined
+        ? responseTo(message, code, reason)
+        : responseTo(
+            message,
+            code,
+            reason,
+            [
+              ['Contact', this.contact],
+              ['Content-Type', 'application/sdp'],
+            ],
+            sdp,
+          );
     if (message.method === 'BYE') {
       this.send(response(200, 'OK'));
       if (this.state === 'answered') {
@@ -350,7 +346,7 @@ export class SipUserAgent {
     readonly address = '127.0.0.1',
     private readonly bindAddress = address,
   ) {
-    this.socket.on('message', (data) => {
+    this.socket.on('message', (data, from) => {
       let message: SipMessage;
       try {
         message = parseMessage(data.toString('utf8'));
@@ -358,7 +354,17 @@ export class SipUserAgent {
         return; // not SIP: ignored
       }
       const call = this.calls.get(header(message, 'call-id') ?? '');
-      call?.receive(message);
+      if (call) call.receive(message);
+      else if (message.status === 0 && message.method !== 'ACK' && tagOf(header(message, 'to'))) {
+        // An in-dialog request (its To has our tag) for a dialog this process does not know: a
+        // call of a process that stopped, or one long forgotten. RFC 3261 12.2.2: 481, so the far
+        // end stops retransmitting (a BYE would otherwise be sent 11 times over 32 s) and clears it.
+        this.socket.send(
+          responseTo(message, 481, 'Call/Transaction Does Not Exist'),
+          from.port,
+          from.address,
+        );
+      }
     });
   }
 

@@ -1,0 +1,286 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { CallEndedEvent, DialRecord, DialRecords, DialState } from '../../ports.js';
+import type { Db } from './database.js';
+
+/**
+ * A process's lease runs this long and is renewed every third of it: a worker that dies is seen
+ * dead 10-15 s later, and a database hiccup of a few seconds never makes a live one look dead.
+ */
+export const OWNER_LEASE_MS = 15_000;
+const RENEW_EVERY_MS = 5_000;
+/** Records and dead owners are kept a week (no call lasts that long), looked over hourly. */
+const KEEP_DAYS = 7;
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+/** Most sends written in one statement. */
+const SENDS_PER_GROUP = 500;
+
+/** The columns a dial record is read from, with its owner's heartbeat. */
+export const DIAL_RECORD_COLUMNS = sql`d.call_id as dial_call_id, d.owner as dial_owner,
+  d.provider as dial_provider, d.state as dial_state, d.created_at as dial_created_at,
+  d.sent_at as dial_sent_at, d.answered_at as dial_answered_at, d.outcome as dial_outcome,
+  o.renewed_at as dial_owner_seen_at`;
+
+export interface DialRecordRow {
+  dial_call_id: string | null;
+  dial_owner: string | null;
+  dial_provider: string | null;
+  dial_state: DialState | null;
+  dial_created_at: Date | null;
+  dial_sent_at: Date | null;
+  dial_answered_at: Date | null;
+  dial_outcome: StoredEnd | null;
+  dial_owner_seen_at: Date | null;
+}
+
+type StoredEnd = Omit<CallEndedEvent, 'answeredAt' | 'endedAt'> & {
+  answeredAt: string | null;
+  endedAt: string;
+};
+
+/** A dial record from a row selected with DIAL_RECORD_COLUMNS (left-joined: null when there is none). */
+export function dialRecordFrom(row: DialRecordRow): DialRecord | null {
+  if (!row.dial_call_id || !row.dial_owner || !row.dial_state || !row.dial_created_at) return null;
+  const outcome = row.dial_outcome;
+  return {
+    callId: row.dial_call_id,
+    owner: row.dial_owner,
+    provider: row.dial_provider ?? '',
+    state: row.dial_state,
+    createdAt: new Date(row.dial_created_at),
+    sentAt: row.dial_sent_at ? new Date(row.dial_sent_at) : null,
+    answeredAt: row.dial_answered_at ? new Date(row.dial_answered_at) : null,
+    ended: outcome
+      ? {
+          ...outcome,
+          answeredAt: outcome.answeredAt ? new Date(outcome.answeredAt) : null,
+          endedAt: new Date(outcome.endedAt),
+        }
+      : null,
+    ownerSeenAt: row.dial_owner_seen_at ? new Date(row.dial_owner_seen_at) : null,
+  };
+}
+
+/**
+ * Writes the waiting records of calls just created, inside the transaction that creates them: from
+ * its first moment a call names the process that will dial it.
+ */
+export async function openDials(
+  trx: Db,
+  owner: string,
+  calls: Array<{ callId: string; provider: string }>,
+  at: Date,
+): Promise<void> {
+  if (calls.length === 0) return;
+  await sql`
+    insert into dials (call_id, owner, provider, state, created_at)
+    select x.id, ${owner}, x.provider, 'waiting', ${at}
+    from unnest(${calls.map((c) => c.callId)}::text[], ${calls.map((c) => c.provider)}::text[]) as x(id, provider)
+    on conflict (call_id) do nothing`.execute(trx);
+}
+
+/**
+ * Marks a call that never reached the network as returned to the queue, inside the transaction
+ * that returns it; `owner` (when given) must still hold its waiting record. False when the record
+ * is not waiting (it went out meanwhile) or belongs to someone else.
+ */
+export async function returnDial(trx: Db, callId: string, owner: string | null): Promise<boolean> {
+  const found = await sql<{ owner: string; state: DialState }>`
+    select owner, state from dials where call_id = ${callId} for update`.execute(trx);
+  const record = found.rows[0];
+  if (!record) {
+    // A call recorded before dial records existed: it is returned under a record saying so.
+    await sql`
+      insert into dials (call_id, owner, provider, state, created_at)
+      values (${callId}, ${owner ?? 'unknown'}, 'unknown', 'returned', now())`.execute(trx);
+    return true;
+  }
+  if (record.state !== 'waiting' || (owner !== null && record.owner !== owner)) return false;
+  await sql`update dials set state = 'returned' where call_id = ${callId}`.execute(trx);
+  return true;
+}
+
+/**
+ * Dial records on the kysely database (PostgreSQL or PGlite), and this process's lease. Sends, the
+ * per-call write of every dial (a campaign sends up to ~1000 a second), are grouped: those asked
+ * for in one turn of the event loop go in one statement.
+ */
+export class DbDialRecords implements DialRecords {
+  readonly owner: string;
+  private readonly sends: Array<{
+    callId: string;
+    provider: string;
+    at: Date;
+    resolve: (sent: boolean) => void;
+    reject: (error: unknown) => void;
+  }> = [];
+  private flushing = false;
+  private renewer: NodeJS.Timeout | null = null;
+  private pruner: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly logger?: Logger,
+  ) {
+    this.owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  }
+
+  /** Takes this process's lease and keeps renewing it until close. */
+  async start(): Promise<void> {
+    await sql`
+      insert into dial_owners (id, host, pid, started_at, renewed_at, lease_until)
+      values (${this.owner}, ${os.hostname()}, ${process.pid}, now(), now(), now() + ${`${OWNER_LEASE_MS} milliseconds`}::interval)
+      on conflict (id) do nothing`.execute(this.db);
+    this.renewer = setInterval(() => {
+      this.renew().catch((error: unknown) =>
+        this.logger?.warn(
+          { err: error },
+          'could not renew this process lease; calls it owns may be taken over',
+        ),
+      );
+    }, RENEW_EVERY_MS);
+    this.renewer.unref();
+    void this.prune();
+    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
+    this.pruner.unref();
+  }
+
+  /**
+   * Gives the lease back (it ends now, its last heartbeat now): whatever this process leaves
+   * behind (a call that would not hang up, a call that never went out) is settled by another
+   * process at once instead of after the lease.
+   */
+  async close(): Promise<void> {
+    if (this.renewer) clearInterval(this.renewer);
+    if (this.pruner) clearInterval(this.pruner);
+    this.renewer = null;
+    this.pruner = null;
+    await sql`update dial_owners set renewed_at = now(), lease_until = now() where id = ${this.owner}`.execute(
+      this.db,
+    );
+  }
+
+  async renew(): Promise<void> {
+    await sql`
+      update dial_owners set renewed_at = now(), lease_until = now() + ${`${OWNER_LEASE_MS} milliseconds`}::interval
+      where id = ${this.owner}`.execute(this.db);
+  }
+
+  async hold(callId: string, provider: string): Promise<boolean> {
+    // The no-op update returns the row only when it is this process's waiting record.
+    const held = await sql<{ call_id: string }>`
+      insert into dials (call_id, owner, provider, state, created_at)
+      values (${callId}, ${this.owner}, ${provider}, 'waiting', now())
+      on conflict (call_id) do update set owner = dials.owner
+        where dials.owner = excluded.owner and dials.state = 'waiting'
+      returning call_id`.execute(this.db);
+    return held.rows.length === 1;
+  }
+
+  send(callId: string, provider: string, at: Date): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.sends.push({ callId, provider, at, resolve, reject });
+      if (!this.flushing) void this.flushSends();
+    });
+  }
+
+  private async flushSends(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.sends.length > 0) {
+        // One turn of the event loop lets the sends asked for at the same moment join the group.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        const group = this.sends.splice(0, SENDS_PER_GROUP);
+        try {
+          const sent = await this.sendGroup(group);
+          for (const entry of group) entry.resolve(sent.has(entry.callId));
+        } catch (error) {
+          for (const entry of group) entry.reject(error);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /**
+   * One statement: each record this process holds waiting (or a call with none yet) becomes sent,
+   * and its call's recorded start time becomes the moment it went out.
+   */
+  private async sendGroup(
+    group: Array<{ callId: string; provider: string; at: Date }>,
+  ): Promise<Set<string>> {
+    const unique = new Map(group.map((entry) => [entry.callId, entry]));
+    const entries = [...unique.values()];
+    const rows = await sql<{ call_id: string }>`
+      with sent as (
+        insert into dials (call_id, owner, provider, state, created_at, sent_at)
+        select x.id, ${this.owner}, x.provider, 'sent', x.at, x.at
+        from unnest(${entries.map((e) => e.callId)}::text[], ${entries.map((e) => e.provider)}::text[],
+                    ${entries.map((e) => e.at.toISOString())}::timestamptz[]) as x(id, provider, at)
+        on conflict (call_id) do update set state = 'sent', sent_at = excluded.sent_at
+          where dials.owner = excluded.owner and dials.state = 'waiting'
+        returning call_id, sent_at
+      ), started as (
+        update calls c set created_at = sent.sent_at from sent where c.id = sent.call_id and c.status = 'ONGOING'
+      )
+      select call_id from sent`.execute(this.db);
+    return new Set(rows.rows.map((row) => row.call_id));
+  }
+
+  async refused(callId: string): Promise<void> {
+    await sql`
+      update dials set state = 'waiting', sent_at = null
+      where call_id = ${callId} and owner = ${this.owner} and state = 'sent'`.execute(this.db);
+  }
+
+  async answered(callId: string, at: Date): Promise<void> {
+    await sql`update dials set answered_at = ${at} where call_id = ${callId} and owner = ${this.owner}`.execute(
+      this.db,
+    );
+  }
+
+  async ended(event: CallEndedEvent): Promise<void> {
+    const stored: StoredEnd = {
+      ...event,
+      answeredAt: event.answeredAt?.toISOString() ?? null,
+      endedAt: event.endedAt.toISOString(),
+    };
+    await sql`
+      update dials set state = 'ended', ended_at = ${event.endedAt}, outcome = ${JSON.stringify(stored)}::text::jsonb,
+        answered_at = coalesce(answered_at, ${event.answeredAt})
+      where call_id = ${event.callId} and owner = ${this.owner} and state in ('waiting', 'sent')`.execute(
+      this.db,
+    );
+  }
+
+  async find(callId: string): Promise<DialRecord | null> {
+    const rows = await sql<DialRecordRow>`
+      select ${DIAL_RECORD_COLUMNS}
+      from dials d left join dial_owners o on o.id = d.owner
+      where d.call_id = ${callId}`.execute(this.db);
+    const row = rows.rows[0];
+    return row ? dialRecordFrom(row) : null;
+  }
+
+  async adopt(callId: string, from: string): Promise<boolean> {
+    const taken = await sql<{ call_id: string }>`
+      update dials set owner = ${this.owner} where call_id = ${callId} and owner = ${from}
+      returning call_id`.execute(this.db);
+    return taken.rows.length === 1;
+  }
+
+  private async prune(): Promise<void> {
+    const keep = `${KEEP_DAYS} days`;
+    try {
+      await sql`delete from dials where created_at < now() - ${keep}::interval and state <> 'waiting' and state <> 'sent'`.execute(
+        this.db,
+      );
+      await sql`delete from dial_owners where lease_until < now() - ${keep}::interval`.execute(this.db);
+    } catch (error) {
+      this.logger?.warn({ err: error }, 'could not prune old dial records');
+    }
+  }
+}
