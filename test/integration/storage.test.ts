@@ -45,7 +45,7 @@ describe(`migrations on ${STORE}`, () => {
       disposers.push(() => storage.dispose());
       const handles = await Promise.all(Array.from({ length: 4 }, () => storage.open()));
       const applied = await Promise.all(handles.map((handle) => migrate(handle)));
-      expect(applied.flat().sort()).toEqual(loadMigrations().map((m) => m.version));
+      expect(applied.flat().sort((a, b) => a - b)).toEqual(loadMigrations().map((m) => m.version));
       const first = handles[0];
       if (!first) throw new Error('no handle');
       const rows = await sql<{ n: number }>`select count(*)::int as n from schema_migrations`.execute(
