@@ -1,4 +1,7 @@
 import dgram from 'node:dgram';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcomeOf, SipUserAgent } from '../../src/adapters/voice/sip/uac.js';
 import { startSipp } from '../helpers/sipp.js';
@@ -51,6 +54,31 @@ describe('SIP user agent against sipp', () => {
     expect(await far.done).toBe(0);
     expect(moved).toHaveLength(1);
     expect(moved[0]).toContain('m=audio 41234 RTP/AVP 0');
+  });
+
+  it('names our call id in X-Outdial-Call-Id on the INVITE, for the carrier to log', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-uac-'));
+    try {
+      const log = path.join(dir, 'sipp.log');
+      const far = await startSipp('busy', { timeoutSeconds: 20, messageLog: log });
+      const sip = agent.invite({
+        host: '127.0.0.1',
+        port: far.port,
+        to: '+14155550123',
+        from: '+14155550100',
+        ringTimeoutMs: 5000,
+        reference: 'call_01TESTREFERENCE',
+      });
+      expect(await sip.outcome).toEqual({ kind: 'busy', code: 486 });
+      expect(await far.done).toBe(0);
+      const invite = fs
+        .readFileSync(log, 'utf8')
+        .split(/\r?\n/)
+        .filter((line) => /^X-Outdial-Call-Id:/i.test(line));
+      expect(invite).toEqual(['X-Outdial-Call-Id: call_01TESTREFERENCE']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads 486 as busy and acknowledges it', async () => {

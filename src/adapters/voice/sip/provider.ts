@@ -432,6 +432,7 @@ export class SipVoiceProvider implements VoiceProvider {
         from: trunk.fromNumber,
         ringTimeoutMs: this.options.ringTimeoutMs,
         rtpPort: rtp.port,
+        reference: request.callId,
         ...(trunk.username && trunk.password
           ? { credentials: { username: trunk.username, password: trunk.password } }
           : {}),

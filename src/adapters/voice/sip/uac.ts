@@ -53,6 +53,12 @@ export interface InviteOptions {
   ringTimeoutMs: number;
   /** The local RTP port offered in the SDP. */
   rtpPort?: number;
+  /**
+   * Our call id, sent as `X-Outdial-Call-Id` on the INVITE: the SIP Call-ID is new for every
+   * INVITE (a capacity retry is a new one), so this is what ties a carrier's records of one call
+   * together and to ours (support tickets, CDR reconciliation, the soak's accounting).
+   */
+  reference?: string;
 }
 
 const T1 = 500;
@@ -133,6 +139,9 @@ export class SipCall extends EventEmitter {
         ['CSeq', `${this.cseq} INVITE`],
         ['Contact', this.contact],
         ['User-Agent', 'outdial'],
+        ...(this.options.reference
+          ? ([['X-Outdial-Call-Id', this.options.reference]] as Array<[string, string]>)
+          : []),
         ...(authorization ? ([[authorization.name, authorization.value]] as Array<[string, string]>) : []),
         ['Content-Type', 'application/sdp'],
       ],
