@@ -416,7 +416,7 @@ export class SipVoiceProvider implements VoiceProvider {
     if (request.pace) checks.push(request.pace);
     for (;;) {
       let stale = false;
-      let paced: Date | null = null;
+      let last: Date | null = null;
       for (const [index, check] of checks.entries()) {
         for (;;) {
           const admission = await this.options.limiter
@@ -429,14 +429,14 @@ export class SipVoiceProvider implements VoiceProvider {
               return { waitMs: SHARED_POLL_MS, at: null };
             });
           if (admission.at !== null) {
-            paced = admission.at;
+            last = admission.at;
             break;
           }
           stale ||= index > 0;
           await this.pause(admission.waitMs, signal);
         }
       }
-      if (!stale) return request.pace && paced ? paced : new Date();
+      if (!stale) return request.pace && last ? last : new Date();
     }
   }
 
