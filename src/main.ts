@@ -187,8 +187,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       recordingRetentionDays: config.recordingRetentionDays,
       trunk: async (trunkId) => (trunks ? trunks.forDialing(trunkId) : null),
       engine: await loadConversationEngine(config.conversationEngine),
-      // Several processes share one Redis: each trunk's caps are then held across all of them.
-      ...(redisCache ? { shared: { leases: new RedisLeases(redisCache.redis), limiter } } : {}),
+      // The start log the dispatcher uses: trunk rates and batch paces right before each INVITE.
+      limiter,
+      // Several processes share one Redis: each trunk's places are then held across all of them.
+      ...(redisCache ? { leases: new RedisLeases(redisCache.redis) } : {}),
       logger,
       onSent: (callId, at) => {
         callService

@@ -56,8 +56,22 @@ export interface DialRequest {
    * windows whatever the delays between processes.
    */
   startAt?: Date;
+  /**
+   * A batch call's pace: the start log key and rate the dispatcher admitted it with. A provider
+   * that may hold the call before it goes out (SIP, at a full trunk) admits it again against this
+   * key right before the network and records that moment as its start, so calls released
+   * together still start at the batch's pace. Absent for single calls.
+   */
+  pace?: Pace;
   /** The provider recorded on the call, when it was placed already (reconciliation asks that one). */
   provider?: string;
+}
+
+/** A start log key, its rate, and the window it is counted in (see `RateLimiter.admit`). */
+export interface Pace {
+  key: string;
+  perSecond: number;
+  windowMs: number;
 }
 
 /** What a provider tells us when a call ends. */
@@ -130,7 +144,10 @@ export interface RateLimiter {
    * `at`, the moment it was recorded in the limiter's one clock, when fewer than `ratePerSecond`
    * starts of this key fall in the last `windowMs`; otherwise records nothing and answers how
    * many ms to wait. Timers fire late, and a reservation alone cannot see that; this keeps every
-   * window under the rate across all processes, and a start recorded at `at` keeps it too.
+   * window under the rate across all processes, and a start recorded at `at` keeps it too. The
+   * log holds one entry per `member`: admitting a member again first drops its earlier entry
+   * (that start did not happen), so a call checked twice (the dispatcher, then the SIP provider
+   * right before its INVITE) counts once, at its last admitted moment.
    */
   admit(key: string, ratePerSecond: number, windowMs: number, member: string): Promise<Admission>;
   close(): Promise<void>;

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MemoryRateLimiter } from '../../src/adapters/memory/rate-limiter.js';
 import type { Db } from '../../src/adapters/postgres/database.js';
 import { DbDialRecords } from '../../src/adapters/postgres/dial-records.js';
 import { migrate } from '../../src/adapters/postgres/migrate.js';
@@ -75,6 +76,7 @@ export function testSipProvider(
     maxCallMs: 20_000,
     amd: true,
     engine: new OfflineConversationEngine(),
+    limiter: new MemoryRateLimiter(),
     trunk: async (id) =>
       trunk
         ? {

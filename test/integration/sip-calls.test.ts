@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, eventually, startTestApp, type TestApp } from '../helpers/app.js';
+import { maxInWindow } from '../helpers/rate.js';
 import { carrierLoad, startSipp } from '../helpers/sipp.js';
 
 /**
@@ -305,6 +306,29 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
     expect(load.peak).toBeLessThanOrEqual(3);
     expect(load.invitesPerSecond).toBeLessThanOrEqual(3);
   }, 90_000);
+  it("keeps a batch's pace in its recorded starts when calls waiting at the trunk go out together", async () => {
+    // The carrier is full at the first INVITE: the trunk (no rate of its own) pauses new INVITEs
+    // for a second, the calls the batch starts meanwhile wait at it, and the pause ends for all of
+    // them at once. 12 contacts and one refused INVITE: 13 INVITEs.
+    const far = await carrier('capacity-then-answer', 13);
+    const agentId = await trunkAgent(far.port);
+    const rate = 4;
+    const { batchId, statistics } = await runBatch(agentId, contacts(12, 600), rate);
+    expect(statistics).toMatchObject({ total: 12, processed: 12, succeeded: 12 });
+    expect(await far.done).toBe(0);
+    expect(fs.readFileSync(far.log, 'utf8').match(/^SIP\/2.0 503/gm) ?? []).toHaveLength(1);
+    const calls = await t.runtime.deps.db
+      .selectFrom('calls')
+      .leftJoin('dials', 'dials.call_id', 'calls.id')
+      .select(['calls.id', 'calls.created_at', 'dials.sent_at'])
+      .where('calls.batch_id', '=', batchId)
+      .execute();
+    expect(calls).toHaveLength(12);
+    // The recorded start is the dial record's sent time: the moment the call went out.
+    for (const call of calls) expect(call.sent_at?.getTime()).toBe(call.created_at.getTime());
+    const starts = calls.map((call) => call.created_at.getTime());
+    expect(maxInWindow(starts, 1000)).toBeLessThanOrEqual(rate);
+  }, 60_000);
 });
 
 /** Mean absolute sample of each channel of a 16-bit stereo WAV with a 44-byte header. */

@@ -50,7 +50,8 @@ describe('trunk caps shared by several workers through Redis', () => {
     ringTimeoutMs = 5000,
   ) {
     const made = testSipProvider({ port: trunkPort, ...caps }, await shared.another(), {
-      shared: { leases: new RedisLeases(connection), limiter: new RedisRateLimiter(connection) },
+      leases: new RedisLeases(connection),
+      limiter: new RedisRateLimiter(connection),
       ringTimeoutMs,
     });
     workers.push(made);

@@ -4,7 +4,8 @@ import { type Admission, type Clock, type RateLimiter, systemClock } from '../..
 /** GCRA in one process: enough when one process dials (the embedded setup). */
 export class MemoryRateLimiter implements RateLimiter {
   private readonly tats = new Map<string, number>();
-  private readonly starts = new Map<string, number[]>();
+  /** Per key, the starts of the last window in order, one per member (as in Redis). */
+  private readonly starts = new Map<string, Array<{ at: number; member: string }>>();
 
   constructor(private readonly clock: Clock = systemClock) {}
 
@@ -21,16 +22,20 @@ export class MemoryRateLimiter implements RateLimiter {
     this.tats.set(key, release({ tat }, count, ratePerSecond, this.clock.now().getTime()).tat);
   }
 
-  async admit(key: string, ratePerSecond: number, windowMs: number): Promise<Admission> {
+  async admit(key: string, ratePerSecond: number, windowMs: number, member: string): Promise<Admission> {
     const now = this.clock.now().getTime();
-    const starts = (this.starts.get(key) ?? []).filter((at) => at > now - windowMs);
+    // A member admitted again moves its one entry: its earlier start did not happen.
+    const starts = (this.starts.get(key) ?? []).filter(
+      (start) => start.at > now - windowMs && start.member !== member,
+    );
     if (starts.length < ratePerSecond) {
-      starts.push(now);
+      starts.push({ at: now, member });
       this.starts.set(key, starts);
       return { waitMs: 0, at: new Date(now) };
     }
     this.starts.set(key, starts);
-    return { waitMs: Math.max((starts[starts.length - ratePerSecond] ?? now) + windowMs - now, 1), at: null };
+    const blocker = starts[starts.length - ratePerSecond]?.at ?? now;
+    return { waitMs: Math.max(blocker + windowMs - now, 1), at: null };
   }
 
   async close(): Promise<void> {

@@ -35,13 +35,19 @@ redis.call('SET', KEYS[1], string.format('%.0f', newTat), 'PX', 60000)
 return 1
 `;
 
-/** A sliding log of real starts per key (a sorted set scored by Redis time in microseconds). */
+/**
+ * A sliding log of real starts per key (a sorted set scored by Redis time in microseconds), one
+ * entry per member: a call admitted again (the SIP provider, right before its INVITE) no longer
+ * starts at its earlier moment, so that entry is dropped before counting, and moved to now when
+ * admitted.
+ */
 const ADMIT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local rate = tonumber(ARGV[1])
 local window = tonumber(ARGV[2]) * 1000
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now - window))
+redis.call('ZREM', KEYS[1], ARGV[3])
 local count = redis.call('ZCARD', KEYS[1])
 if count < rate then
   redis.call('ZADD', KEYS[1], string.format('%.0f', now), ARGV[3])

@@ -3,7 +3,7 @@ import { openDials } from '../../adapters/postgres/dial-records.js';
 import { dialAllowance, outOfMinutes } from '../../domain/allowance.js';
 import type { BatchStatus } from '../../domain/batch.js';
 import { newId } from '../../domain/ids.js';
-import type { Admission, DialRequest, RateLimiter } from '../../ports.js';
+import type { Admission, DialRequest, Pace, RateLimiter } from '../../ports.js';
 import type { BatchService } from '../../services/batches.js';
 import { callLoad } from '../../services/call-load.js';
 import { agentForDial, type CallService } from '../../services/calls.js';
@@ -57,6 +57,10 @@ export const DIAL_LEASE_MS = 60_000;
  * differ between workers. It costs 1% of the rate, inside the 2% the dispatcher promises.
  */
 const WINDOW_GUARD_MS = 1010;
+/** A batch's start log: the dispatcher admits its calls there, and the SIP provider again before the INVITE. */
+function batchPace(batch: ActiveBatch): Pace {
+  return { key: `batch:${batch.id}`, perSecond: batch.max_calls_per_second, windowMs: WINDOW_GUARD_MS };
+}
 /** This process's own check, in the provider's clock: a second and 1 ms for the clock read after ours. */
 const LOCAL_WINDOW_MS = 1001;
 /** A contact that already has a call up (another batch, a single dial) is tried again after this. */
@@ -333,6 +337,7 @@ export class Dispatcher {
         attempt: row.attempts + 1,
         agent,
         contact: { id: row.contact_id, name: row.contact_name },
+        pace: batchPace(batch),
       };
       this.startAt(callId, batch, request, startAt.getTime(), row.seq);
     }
@@ -359,7 +364,8 @@ export class Dispatcher {
    * clock the provider reads, because the limiter's answer itself arrives a moment later.
    */
   private startAt(callId: string, batch: ActiveBatch, request: DialRequest, at: number, seq: number): void {
-    const rate = batch.max_calls_per_second;
+    const pace = batchPace(batch);
+    const rate = pace.perSecond;
     const retryIn = (ms: number) =>
       this.pending.set(callId, { timer: setTimeout(() => void fire(), ms), batchId: batch.id, seq });
     const localWait = () => {
@@ -373,7 +379,7 @@ export class Dispatcher {
       if (early > 0) return retryIn(early);
       let admission: Admission;
       try {
-        admission = await this.options.limiter.admit(`batch:${batch.id}`, rate, WINDOW_GUARD_MS, callId);
+        admission = await this.options.limiter.admit(pace.key, rate, pace.windowMs, callId);
       } catch (error) {
         this.options.deps.logger.warn({ err: error, callId }, 'rate limiter unavailable; retrying the start');
         admission = { waitMs: 200, at: null };

@@ -9,6 +9,7 @@ import type {
   DialRecords,
   DialRequest,
   Leases,
+  Pace,
   ProviderCallState,
   RateLimiter,
   Recording,
@@ -108,11 +109,16 @@ export interface SipProviderOptions {
   trunk(trunkId: string): Promise<SipTrunk | null>;
   engine: ConversationEngine;
   /**
-   * With several processes (Redis): the trunk caps held across all of them, as shared places
-   * (maxConcurrentCalls) and a shared start log (maxCallsPerSecond). Without it, each process
-   * holds the caps on its own calls.
+   * The start log (Redis with several processes, memory on one): right before each INVITE the
+   * call is admitted against its trunk's maxCallsPerSecond and its batch's pace, so the moments
+   * calls go out keep both rates whatever held them before (a full trunk, a back-off).
    */
-  shared?: { leases: Leases; limiter: RateLimiter };
+  limiter: RateLimiter;
+  /**
+   * With several processes (Redis): the trunk's maxConcurrentCalls held across all of them, as
+   * shared places. Without it, each process holds the cap on its own calls.
+   */
+  leases?: Leases;
   logger?: Logger;
   /** A call went out (its INVITE was sent) at `at`: its start, for the live view. */
   onSent?(callId: string, at: Date): void;
@@ -132,8 +138,10 @@ const PRUNE_EVERY_MS = 6 * 60 * 60 * 1000;
  * of dead calls). Renewing 200 calls every 2 s costs Redis 100 small writes a second.
  */
 export const TRUNK_PLACE_LEASE_MS = 6_000;
-/** How often a call waiting for a shared trunk place asks again. */
+/** How often a call waiting for a shared trunk place (or an unreachable start log) asks again. */
 const SHARED_POLL_MS = 100;
+/** The window a trunk's maxCallsPerSecond is counted in. */
+const TRUNK_WINDOW_MS = 1000;
 /** How long a stop waits for calls to hang up and report their ends. */
 const CLOSE_WAIT_MS = 5000;
 
@@ -322,13 +330,13 @@ export class SipVoiceProvider implements VoiceProvider {
       let result: Attempt;
       let renew: NodeJS.Timeout | undefined;
       try {
-        if (this.options.shared)
-          renew = await this.holdShared(this.options.shared, trunk, request.callId, signal);
+        if (this.options.leases)
+          renew = await this.holdPlace(this.options.leases, trunk, request.callId, signal);
         result = await this.attempt(request, trunk, signal);
       } finally {
         clearInterval(renew);
-        if (this.options.shared && trunk.maxConcurrentCalls !== null) {
-          await this.options.shared.leases
+        if (this.options.leases && trunk.maxConcurrentCalls !== null) {
+          await this.options.leases
             .release(`trunk:${trunk.id}:calls`, request.callId)
             .catch((error: unknown) =>
               this.options.logger?.warn(
@@ -364,47 +372,79 @@ export class SipVoiceProvider implements VoiceProvider {
   }
 
   /**
-   * Waits for the trunk's caps across every process: a shared place (renewed while the call is
-   * up; the returned timer renews it) and a start in the shared log. Redis errors are waited out.
+   * Waits for a place on the trunk shared by every process (renewed while the call is up; the
+   * returned timer renews it). Redis errors are waited out.
    */
-  private async holdShared(
-    shared: { leases: Leases; limiter: RateLimiter },
+  private async holdPlace(
+    leases: Leases,
     trunk: SipTrunk,
     callId: string,
     signal: AbortSignal,
   ): Promise<NodeJS.Timeout | undefined> {
+    if (trunk.maxConcurrentCalls === null) return undefined;
     const places = `trunk:${trunk.id}:calls`;
-    const wait = async (ms: number) => {
-      if (signal.aborted) throw new NotSent();
-      await new Promise((resolve) => setTimeout(resolve, ms));
-      if (signal.aborted) throw new NotSent();
-    };
+    const limit = trunk.maxConcurrentCalls;
     const retrying = (error: unknown) => {
-      this.options.logger?.warn({ err: error, callId }, 'shared trunk caps unavailable; waiting');
+      this.options.logger?.warn({ err: error, callId }, 'shared trunk places unavailable; waiting');
       return false;
     };
-    if (trunk.maxConcurrentCalls !== null) {
-      const limit = trunk.maxConcurrentCalls;
-      while (!(await shared.leases.acquire(places, limit, callId, TRUNK_PLACE_LEASE_MS).catch(retrying)))
-        await wait(SHARED_POLL_MS);
-    }
-    if (trunk.maxCallsPerSecond !== null) {
-      for (;;) {
-        const delay = await shared.limiter
-          .admit(`trunk:${trunk.id}`, trunk.maxCallsPerSecond, 1000, callId)
-          .then((admission) => admission.waitMs)
-          .catch((error: unknown) => (retrying(error) ? 0 : SHARED_POLL_MS));
-        if (delay === 0) break;
-        await wait(delay);
-      }
-    }
-    if (trunk.maxConcurrentCalls === null) return undefined;
-    const limit = trunk.maxConcurrentCalls;
+    while (!(await leases.acquire(places, limit, callId, TRUNK_PLACE_LEASE_MS).catch(retrying)))
+      await this.pause(SHARED_POLL_MS, signal);
     const timer = setInterval(() => {
-      shared.leases.acquire(places, limit, callId, TRUNK_PLACE_LEASE_MS).catch(retrying);
+      leases.acquire(places, limit, callId, TRUNK_PLACE_LEASE_MS).catch(retrying);
     }, TRUNK_PLACE_LEASE_MS / 3);
     timer.unref();
     return timer;
+  }
+
+  /**
+   * The last wait before the INVITE: the call is admitted in the start log against its trunk's
+   * rate, then its batch's pace (the same key and call id the dispatcher admitted it with, so its
+   * entry moves rather than counting twice). A wait at a later check makes the earlier admission
+   * stale, so the checks run again until one pass admits them all at once. Returns the call's
+   * start: the batch's admitted moment (its recorded starts keep the pace however many calls a
+   * full trunk releases together), or now for a single call. Limiter errors are waited out.
+   */
+  private async admitStart(request: DialRequest, trunk: SipTrunk, signal: AbortSignal): Promise<Date> {
+    const checks: Pace[] = [];
+    if (trunk.maxCallsPerSecond !== null)
+      checks.push({
+        key: `trunk:${trunk.id}`,
+        perSecond: trunk.maxCallsPerSecond,
+        windowMs: TRUNK_WINDOW_MS,
+      });
+    if (request.pace) checks.push(request.pace);
+    for (;;) {
+      let stale = false;
+      let last: Date | null = null;
+      for (const [index, check] of checks.entries()) {
+        for (;;) {
+          const admission = await this.options.limiter
+            .admit(check.key, check.perSecond, check.windowMs, request.callId)
+            .catch((error: unknown) => {
+              this.options.logger?.warn(
+                { err: error, callId: request.callId },
+                'start log unavailable; waiting',
+              );
+              return { waitMs: SHARED_POLL_MS, at: null };
+            });
+          if (admission.at !== null) {
+            last = admission.at;
+            break;
+          }
+          stale ||= index > 0;
+          await this.pause(admission.waitMs, signal);
+        }
+      }
+      if (!stale) return request.pace && last ? last : new Date();
+    }
+  }
+
+  /** Waits `ms`; a stop before or during it means the call is not sent. */
+  private async pause(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw new NotSent();
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    if (signal.aborted) throw new NotSent();
   }
 
   /** One INVITE, and the whole call when it is answered. */
@@ -420,9 +460,9 @@ export class SipVoiceProvider implements VoiceProvider {
     });
     let kept = false;
     try {
-      // The last step before the network: from here the call counts as placed, and this moment
-      // is its recorded start. A record that is no longer ours to send never goes out.
-      const sentAt = new Date();
+      // The last step before the network: from here the call counts as placed, and the admitted
+      // moment is its recorded start. A record that is no longer ours to send never goes out.
+      const sentAt = await this.admitStart(request, trunk, signal);
       if (!(await this.options.records.send(request.callId, this.name, sentAt))) throw new NotSent();
       this.options.onSent?.(request.callId, sentAt);
       const sip = ua.invite({
