@@ -608,7 +608,9 @@ export class CallService {
                 and coalesce(d.sent_at, d.created_at) < ${lostBefore})
             or (d.owner = ${owner} and d.state = 'waiting' and d.created_at < ${stuckBefore})
           )
-        order by c.created_at
+        -- Calls of gone owners first: this process's own long calls (checked for a lost end, and
+        -- usually still up here) must never fill the page and hold a dead worker's calls back.
+        order by (d.owner = ${owner} and d.state = 'sent') nulls first, c.created_at
         limit ${options.limit ?? 200}`.execute(this.deps.db)
     ).rows;
     let handled = 0;

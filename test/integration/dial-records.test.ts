@@ -270,3 +270,91 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     expect(dialed[0]?.callId).not.toBe(callId);
   });
 });
+
+describe(`the sweep's page with many long calls of its own (${STORE})`, () => {
+  let t: TestApp;
+  let records: DbDialRecords | undefined;
+  beforeAll(async () => {
+    // Ten-minute conversations: this process's calls stay up, as long SIP calls do.
+    t = await startTestApp({ env: { OUTDIAL_SIM_TALK_MS: '600000' } });
+  });
+  afterAll(async () => {
+    await records?.close().catch(() => {});
+    await t?.close();
+  });
+
+  it("reaches a gone owner's call even when its own long calls would fill the page", async () => {
+    const account = await t.createAccount({ minutes: 100 });
+    const db = t.runtime.database.db;
+    const own: string[] = [];
+    for (const to of ['+14155554001', '+14155554002', '+14155554003']) {
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v1/call/dial',
+        key: account.key,
+        payload: { to, agentConfigId: account.agentId },
+      });
+      expect(res.statusCode).toBe(200);
+      own.push(res.json<{ callId: string }>().callId);
+    }
+    // Up for two minutes already: each sweep checks them for a lost end, and they are still up here.
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    await sql`update calls set created_at = ${twoMinutesAgo} where id = any(${own}::text[])`.execute(db);
+    await sql`update dials set sent_at = ${twoMinutesAgo}, created_at = ${twoMinutesAgo} where call_id = any(${own}::text[])`.execute(
+      db,
+    );
+    // Another process recorded a single call and died before it went out.
+    records = new DbDialRecords(db);
+    await records.start();
+    const contactId = newId('cnt');
+    const orphan = newId('call');
+    await db
+      .insertInto('contacts')
+      .values({
+        id: contactId,
+        user_id: account.userId,
+        phone_number: '+14155554009',
+        name: 'Sam',
+        email: null,
+        company: null,
+        metadata: json({}),
+      })
+      .execute();
+    await db
+      .insertInto('calls')
+      .values({
+        id: orphan,
+        user_id: account.userId,
+        agent_id: account.agentId,
+        contact_id: contactId,
+        batch_id: null,
+        status: 'ONGOING',
+        phone_number: '+14155554009',
+        attempt: 1,
+        provider: 'simulator',
+        error: null,
+        duration: null,
+        transcription: json(null),
+        summary: null,
+        metric_json: json(null),
+        status_callback_url: null,
+        created_at: new Date(),
+        answered_at: null,
+        ended_at: null,
+      })
+      .execute();
+    expect(await records.hold(orphan, 'simulator')).toBe(true);
+    await records.close();
+    await sql`update dial_owners set lease_until = ${new Date(Date.now() - 5_000)} where id = ${records.owner}`.execute(
+      db,
+    );
+
+    // A page of three: the dead worker's call comes before this process's own long calls.
+    await t.runtime.services.calls.reconcileStale({ limit: 3 });
+    expect(t.provider.dials.filter((dial) => dial.callId === orphan)).toHaveLength(1);
+    for (const callId of own) {
+      const row = await db.selectFrom('calls').select('status').where('id', '=', callId).executeTakeFirst();
+      expect(row?.status).toBe('ONGOING');
+    }
+  });
+});
