@@ -5,6 +5,66 @@ import { DbDialRecords } from '../../src/adapters/postgres/dial-records.js';
 import { newId } from '../../src/domain/ids.js';
 import { type Account, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
 
+type Db = TestApp['runtime']['database']['db'];
+
+/** A contact of the user, as a dial or a batch records it. */
+async function insertContact(db: Db, userId: string, phoneNumber: string): Promise<string> {
+  const id = newId('cnt');
+  await db
+    .insertInto('contacts')
+    .values({
+      id,
+      user_id: userId,
+      phone_number: phoneNumber,
+      name: 'Jordan',
+      email: null,
+      company: null,
+      metadata: json({}),
+    })
+    .execute();
+  return id;
+}
+
+/** An ONGOING call row, as CallService.dial (or, with a batch, the dispatcher's claim) writes it. */
+async function insertOngoingCall(
+  db: Db,
+  call: {
+    account: Account;
+    contactId: string;
+    phoneNumber: string;
+    createdAt: Date;
+    provider?: string;
+    batch?: { id: string; seq: number };
+  },
+): Promise<string> {
+  const id = newId('call');
+  await db
+    .insertInto('calls')
+    .values({
+      id,
+      user_id: call.account.userId,
+      agent_id: call.account.agentId,
+      contact_id: call.contactId,
+      batch_id: call.batch?.id ?? null,
+      ...(call.batch ? { batch_seq: call.batch.seq } : {}),
+      status: 'ONGOING',
+      phone_number: call.phoneNumber,
+      attempt: 1,
+      provider: call.provider ?? 'simulator',
+      error: null,
+      duration: null,
+      transcription: json(null),
+      summary: null,
+      metric_json: json(null),
+      status_callback_url: null,
+      created_at: call.createdAt,
+      answered_at: null,
+      ended_at: null,
+    })
+    .execute();
+  return id;
+}
+
 /**
  * What the stale-call sweep does with calls another process placed, read from their shared dial
  * records: nothing while that owner's lease is renewed; once it is gone, a call that never reached
@@ -46,45 +106,10 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
   let numbers = 0;
   /** An ONGOING single call, as CallService.dial records it, to a number that answers in the simulator. */
   async function ongoingCall(provider: string, createdAt: Date): Promise<string> {
-    const contactId = newId('cnt');
-    const callId = newId('call');
     numbers++;
-    await db()
-      .insertInto('contacts')
-      .values({
-        id: contactId,
-        user_id: account.userId,
-        phone_number: `+1415555${String(2000 + numbers).padStart(4, '0')}`,
-        name: 'Jordan',
-        email: null,
-        company: null,
-        metadata: json({}),
-      })
-      .execute();
-    await db()
-      .insertInto('calls')
-      .values({
-        id: callId,
-        user_id: account.userId,
-        agent_id: account.agentId,
-        contact_id: contactId,
-        batch_id: null,
-        status: 'ONGOING',
-        phone_number: `+1415555${String(2000 + numbers).padStart(4, '0')}`,
-        attempt: 1,
-        provider,
-        error: null,
-        duration: null,
-        transcription: json(null),
-        summary: null,
-        metric_json: json(null),
-        status_callback_url: null,
-        created_at: createdAt,
-        answered_at: null,
-        ended_at: null,
-      })
-      .execute();
-    return callId;
+    const phoneNumber = `+1415555${String(2000 + numbers).padStart(4, '0')}`;
+    const contactId = await insertContact(db(), account.userId, phoneNumber);
+    return insertOngoingCall(db(), { account, contactId, phoneNumber, createdAt, provider });
   }
 
   const callRow = (callId: string) =>
@@ -205,31 +230,13 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     // A worker claimed it (the call row, its waiting record, the contact dialing) and died
     // while the call waited for its slot or its trunk.
     const owner = await anotherProcess();
-    const callId = newId('call');
-    await db()
-      .insertInto('calls')
-      .values({
-        id: callId,
-        user_id: account.userId,
-        agent_id: account.agentId,
-        contact_id: contact.contact_id,
-        batch_id: batchId,
-        batch_seq: contact.seq,
-        status: 'ONGOING',
-        phone_number: contact.phone_number,
-        attempt: 1,
-        provider: 'simulator',
-        error: null,
-        duration: null,
-        transcription: json(null),
-        summary: null,
-        metric_json: json(null),
-        status_callback_url: null,
-        created_at: new Date(),
-        answered_at: null,
-        ended_at: null,
-      })
-      .execute();
+    const callId = await insertOngoingCall(db(), {
+      account,
+      contactId: contact.contact_id,
+      phoneNumber: contact.phone_number,
+      createdAt: new Date(),
+      batch: { id: batchId, seq: contact.seq },
+    });
     await db()
       .updateTable('batch_contacts')
       .set({ state: 'dialing', attempts: 1, call_id: callId })
@@ -306,43 +313,13 @@ describe(`the sweep's page with many long calls of its own (${STORE})`, () => {
     // Another process recorded a single call and died before it went out.
     records = new DbDialRecords(db);
     await records.start();
-    const contactId = newId('cnt');
-    const orphan = newId('call');
-    await db
-      .insertInto('contacts')
-      .values({
-        id: contactId,
-        user_id: account.userId,
-        phone_number: '+14155554009',
-        name: 'Sam',
-        email: null,
-        company: null,
-        metadata: json({}),
-      })
-      .execute();
-    await db
-      .insertInto('calls')
-      .values({
-        id: orphan,
-        user_id: account.userId,
-        agent_id: account.agentId,
-        contact_id: contactId,
-        batch_id: null,
-        status: 'ONGOING',
-        phone_number: '+14155554009',
-        attempt: 1,
-        provider: 'simulator',
-        error: null,
-        duration: null,
-        transcription: json(null),
-        summary: null,
-        metric_json: json(null),
-        status_callback_url: null,
-        created_at: new Date(),
-        answered_at: null,
-        ended_at: null,
-      })
-      .execute();
+    const contactId = await insertContact(db, account.userId, '+14155554009');
+    const orphan = await insertOngoingCall(db, {
+      account,
+      contactId,
+      phoneNumber: '+14155554009',
+      createdAt: new Date(),
+    });
     expect(await records.hold(orphan, 'simulator')).toBe(true);
     await records.close();
     await sql`update dial_owners set lease_until = ${new Date(Date.now() - 5_000)} where id = ${records.owner}`.execute(
