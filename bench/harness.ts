@@ -13,6 +13,7 @@ import { createRuntime, type Runtime } from '../src/main.js';
 
 export const DATABASE_URL = process.env.DATABASE_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 export interface BenchRuntime {
   runtime: Runtime;
@@ -53,7 +54,7 @@ export async function startBenchRuntime(
     LOG_LEVEL: 'warn',
     PORT: '0',
     HOST: '127.0.0.1',
-    OUTDIAL_ADMIN_TOKEN: 'bench-admin-token-0123456789',
+    OUTDIAL_ADMIN_TOKEN: ADMIN_TOKEN,
     OUTDIAL_JWT_SECRET: 'bench-jwt-secret-0123456789-0123456789-abc',
     ...env,
   });
@@ -61,26 +62,11 @@ export async function startBenchRuntime(
   await runtime.app.listen({ port: 0, host: '127.0.0.1' });
   const address = runtime.app.server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  const admin = (url: string, body: unknown) =>
-    fetch(`${base}${url}`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer bench-admin-token-0123456789', 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    }).then((r) => r.json() as Promise<Record<string, string>>);
-  // The dispatch bench keeps hundreds of one user's calls up at once: far over the default limit of 10.
-  const user = await admin('/admin/v1/users', {
-    name: 'bench',
-    minutes: 10_000_000,
-    maxConcurrentCalls: 100_000,
-  });
-  const agent = await admin('/admin/v1/agents', { userId: user.id, name: 'bench' });
-  const key = await admin('/admin/v1/keys', { userId: user.id });
+  const user = await createBenchUser(base, 'bench');
   return {
     runtime,
     base,
-    key: key.key ?? '',
-    userId: user.id ?? '',
-    agentId: agent.id ?? '',
+    ...user,
     schema,
     async close() {
       await runtime.close();
@@ -96,6 +82,24 @@ export async function startBenchRuntime(
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A user with its agent and API key, through the admin API. */
+export async function createBenchUser(
+  base: string,
+  name: string,
+): Promise<{ key: string; userId: string; agentId: string }> {
+  const admin = (url: string, body: unknown) =>
+    fetch(`${base}${url}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<Record<string, string>>);
+  // The dispatch bench keeps hundreds of one user's calls up at once: far over the default limit of 10.
+  const user = await admin('/admin/v1/users', { name, minutes: 10_000_000, maxConcurrentCalls: 100_000 });
+  const agent = await admin('/admin/v1/agents', { userId: user.id, name });
+  const key = await admin('/admin/v1/keys', { userId: user.id });
+  return { key: key.key ?? '', userId: user.id ?? '', agentId: agent.id ?? '' };
 }
 
 export function contacts(count: number, prefix = 1415) {
@@ -125,6 +129,8 @@ export interface ServerProcess {
   peakRss(): number;
   /** Current resident memory of the server process (VmRSS), in bytes. */
   rss(): number;
+  /** CPU time the server process has used so far (user + system), in ms. */
+  cpuMs(): number;
   close(): Promise<void>;
 }
 
@@ -132,6 +138,12 @@ function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
   return kb * 1024;
+}
+
+/** A process's CPU time (user + system), in ms, from /proc/<pid>/stat (in clock ticks of 10 ms). */
+function processCpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /**
@@ -193,6 +205,7 @@ export async function startServerProcess(
     agentId: pick(/agent:\s+(agt_\S+)/),
     peakRss: () => procStatus(pid, 'VmHWM'),
     rss: () => procStatus(pid, 'VmRSS'),
+    cpuMs: () => processCpuMs(pid),
     async close() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');

@@ -1,14 +1,17 @@
+import { benchAgent } from './agent.js';
+import { benchCompliance } from './compliance.js';
 import { benchDispatch } from './dispatch.js';
 import { benchFirstStart } from './first-start.js';
 import { benchIngest } from './ingest.js';
 import { benchMedia } from './media.js';
 import { benchReads } from './reads.js';
+import { benchVad } from './vad.js';
 import { benchWebhooks } from './webhooks.js';
 
 /**
  * `npm run bench [scenario...]`: ingest-postgres, ingest-pglite, dispatch-postgres, dispatch-pglite,
- * webhooks-postgres, webhooks-pglite, reads-postgres, reads-pglite, media, first-start
- * (all by default). Each scenario prints its measurements beside its baseline, as ratios.
+ * webhooks-postgres, webhooks-pglite, reads-postgres, reads-pglite, media, first-start, vad,
+ * agent, compliance (all by default). Each scenario prints its measurements beside its baseline, as ratios.
  */
 const scenarios: Record<string, () => Promise<void>> = {
   'ingest-postgres': () => benchIngest('postgres'),
@@ -21,6 +24,9 @@ const scenarios: Record<string, () => Promise<void>> = {
   'reads-pglite': () => benchReads('pglite'),
   media: () => benchMedia(),
   'first-start': () => benchFirstStart(),
+  vad: () => benchVad(),
+  agent: () => benchAgent(),
+  compliance: () => benchCompliance(),
 };
 
 const wanted = process.argv.slice(2);

@@ -34,7 +34,7 @@ export interface Config {
   maxCallSeconds: number;
   /** Answering-machine detection on answered SIP calls. */
   amd: boolean;
-  /** 'offline' (espeak-ng + pocketsphinx), or the path of an ES module exporting a ConversationEngine. */
+  /** OUTDIAL_CONVERSATION_ENGINE: auto | scripted (alias offline) | llm | realtime | an ES module path (src/voice/engines/index.ts). */
   conversationEngine: string;
   /** Real calls' recordings are deleted after this many days; null keeps them. */
   recordingRetentionDays: number | null;
@@ -51,6 +51,27 @@ export interface Config {
   llmUrl: string | undefined;
   llmApiKey: string | undefined;
   llmModel: string | undefined;
+  /** OpenAI-compatible /v1/audio/transcriptions for AI calls; unset: pocketsphinx. */
+  sttUrl: string | undefined;
+  sttApiKey: string | undefined;
+  /** 'whisper-1' unless set. */
+  sttModel: string | undefined;
+  /** OpenAI-compatible /v1/audio/speech for AI calls; unset: espeak-ng. */
+  ttsUrl: string | undefined;
+  ttsApiKey: string | undefined;
+  /** 'tts-1' unless set. */
+  ttsModel: string | undefined;
+  /**
+   * OUTDIAL_MODEL_TIMEOUT_MS: how long a model server may take to start answering (the chat
+   * model's first token, a transcription, the first audio byte) and may pause while streaming.
+   */
+  modelTimeoutMs: number;
+  /** OUTDIAL_REALTIME_URL: an OpenAI Realtime API WebSocket (ws:// or wss://) for the realtime engine. */
+  realtimeUrl: string | undefined;
+  /** Sent as `Authorization: Bearer`. */
+  realtimeApiKey: string | undefined;
+  /** The `model` query parameter; 'gpt-realtime' unless set. */
+  realtimeModel: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Credit minutes given to the demo user created on a first start with an empty database. */
   demoMinutes: number;
@@ -119,6 +140,51 @@ function readList(env: Env, name: string): string[] {
     .filter((part) => part !== '');
 }
 
+/**
+ * A speech server's URL, key and model (OUTDIAL_STT_* or OUTDIAL_TTS_*). The model defaults to
+ * OpenAI's name, which Kokoro-FastAPI and whisper.cpp's server also accept; a key or model without
+ * the URL is a mistake worth stopping for (the offline fallback would be used silently).
+ */
+function readSpeechServer(
+  env: Env,
+  prefix: 'OUTDIAL_STT' | 'OUTDIAL_TTS',
+  defaultModel: string,
+): { url: string | undefined; apiKey: string | undefined; model: string | undefined } {
+  const url = readUrl(env, `${prefix}_URL`, ['http:', 'https:']);
+  const apiKey = readString(env, `${prefix}_API_KEY`);
+  const model = readString(env, `${prefix}_MODEL`);
+  if (!url && (apiKey || model)) {
+    const given = apiKey ? `${prefix}_API_KEY` : `${prefix}_MODEL`;
+    throw new ConfigError(`${given} is set but ${prefix}_URL is not (the server to use)`);
+  }
+  return { url, apiKey, model: url ? (model ?? defaultModel) : undefined };
+}
+
+/**
+ * The realtime engine's server (OUTDIAL_REALTIME_*). The model defaults to OpenAI's name, as the
+ * speech servers' do; a key or model without the URL, or OUTDIAL_CONVERSATION_ENGINE=realtime
+ * without it, stops the start (the engine would have nothing to talk to).
+ */
+function readRealtimeServer(env: Env): {
+  url: string | undefined;
+  apiKey: string | undefined;
+  model: string | undefined;
+} {
+  const url = readUrl(env, 'OUTDIAL_REALTIME_URL', ['ws:', 'wss:']);
+  const apiKey = readString(env, 'OUTDIAL_REALTIME_API_KEY');
+  const model = readString(env, 'OUTDIAL_REALTIME_MODEL');
+  if (!url && (apiKey || model)) {
+    const given = apiKey ? 'OUTDIAL_REALTIME_API_KEY' : 'OUTDIAL_REALTIME_MODEL';
+    throw new ConfigError(`${given} is set but OUTDIAL_REALTIME_URL is not (the server to use)`);
+  }
+  if (!url && readString(env, 'OUTDIAL_CONVERSATION_ENGINE') === 'realtime') {
+    throw new ConfigError(
+      'OUTDIAL_CONVERSATION_ENGINE=realtime needs OUTDIAL_REALTIME_URL (a ws:// or wss:// Realtime API server)',
+    );
+  }
+  return { url, apiKey, model: url ? (model ?? 'gpt-realtime') : undefined };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -157,6 +223,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (readString(env, 'OUTDIAL_LLM_URL') && !readString(env, 'OUTDIAL_LLM_MODEL')) {
     throw new ConfigError('OUTDIAL_LLM_MODEL must be set when OUTDIAL_LLM_URL is (the model to ask)');
   }
+  const realtime = readRealtimeServer(env);
+  const stt = readSpeechServer(env, 'OUTDIAL_STT', 'whisper-1');
+  const tts = readSpeechServer(env, 'OUTDIAL_TTS', 'tts-1');
   const logLevel = (readString(env, 'LOG_LEVEL') ?? 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel))
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
@@ -200,7 +269,7 @@ export function loadConfig(env: Env = process.env): Config {
     sipRingTimeoutMs: readInt(env, 'OUTDIAL_SIP_RING_TIMEOUT_MS', 30_000, 1000, 300_000),
     maxCallSeconds: readInt(env, 'OUTDIAL_MAX_CALL_SECONDS', 600, 10, 14_400),
     amd: readBool(env, 'OUTDIAL_AMD', true),
-    conversationEngine: readString(env, 'OUTDIAL_CONVERSATION_ENGINE') ?? 'offline',
+    conversationEngine: readString(env, 'OUTDIAL_CONVERSATION_ENGINE') ?? 'auto',
     recordingRetentionDays: readString(env, 'OUTDIAL_RECORDING_RETENTION_DAYS')
       ? readInt(env, 'OUTDIAL_RECORDING_RETENTION_DAYS', 0, 1, 36_500)
       : null,
@@ -214,6 +283,16 @@ export function loadConfig(env: Env = process.env): Config {
     llmUrl: readUrl(env, 'OUTDIAL_LLM_URL', ['http:', 'https:']),
     llmApiKey: readString(env, 'OUTDIAL_LLM_API_KEY'),
     llmModel: readString(env, 'OUTDIAL_LLM_MODEL'),
+    sttUrl: stt.url,
+    sttApiKey: stt.apiKey,
+    sttModel: stt.model,
+    ttsUrl: tts.url,
+    ttsApiKey: tts.apiKey,
+    ttsModel: tts.model,
+    modelTimeoutMs: readInt(env, 'OUTDIAL_MODEL_TIMEOUT_MS', 10_000, 1000, 300_000),
+    realtimeUrl: realtime.url,
+    realtimeApiKey: realtime.apiKey,
+    realtimeModel: realtime.model,
     logLevel,
     demoMinutes: readInt(env, 'OUTDIAL_DEMO_MINUTES', 100, 0, 1_000_000),
     seedDemo: readBool(env, 'OUTDIAL_SEED_DEMO', true),

@@ -6,38 +6,58 @@ import pino, { type Logger } from 'pino';
 import { LlmAnalyzer } from './adapters/analysis/llm.js';
 import { LocalAnalyzer } from './adapters/analysis/local.js';
 import { MemoryLiveCache } from './adapters/memory/live-cache.js';
+import { MemoryLiveChannel } from './adapters/memory/live-channel.js';
 import { MemoryRateLimiter } from './adapters/memory/rate-limiter.js';
+import { buildVoiceModels, modelEndpoints } from './adapters/models/index.js';
+import { EspeakTextToSpeech } from './adapters/models/tts.js';
 import { type DatabaseHandle, openDatabase, type Progress } from './adapters/postgres/database.js';
 import { DbDialRecords } from './adapters/postgres/dial-records.js';
 import { migrate, versionRange } from './adapters/postgres/migrate.js';
+import { LocalDiskRecordings } from './adapters/recordings/local-disk.js';
 import { RedisLeases } from './adapters/redis/leases.js';
 import type { RedisLiveCache } from './adapters/redis/live-cache.js';
+import { RedisLiveChannel } from './adapters/redis/live-channel.js';
 import { RedisRateLimiter } from './adapters/redis/rate-limiter.js';
-import { loadConversationEngine } from './adapters/voice/conversation.js';
 import { RoutingVoiceProvider } from './adapters/voice/router.js';
 import { SimulatedVoiceProvider } from './adapters/voice/simulator.js';
 import { publicAddressFor, SipVoiceProvider } from './adapters/voice/sip/provider.js';
 import type { Config } from './config.js';
 import type { Analyzer } from './domain/analysis.js';
+import { batchSources } from './domain/batch-lifecycle.js';
 import { type App, buildApp } from './http/app.js';
 import { Metrics } from './metrics.js';
-import { type Clock, type LiveCache, type RateLimiter, systemClock, type VoiceProvider } from './ports.js';
+import {
+  type Clock,
+  type LiveCache,
+  type LiveCallChannel,
+  type RateLimiter,
+  systemClock,
+  type VoiceProvider,
+} from './ports.js';
 import { AgentService } from './services/agents.js';
 import { AnalysisService } from './services/analysis.js';
 import { BatchReads } from './services/batch-reads.js';
 import { BatchService } from './services/batches.js';
+import { queueCallProgress } from './services/call-events.js';
+import { CallReads } from './services/call-reads.js';
 import { CallService } from './services/calls.js';
 import { DashboardReads } from './services/dashboard.js';
 import type { Deps } from './services/deps.js';
 import { BatchExport } from './services/export.js';
 import { HealthService } from './services/health.js';
+import { IdempotencyService } from './services/idempotency.js';
 import { BatchIngester } from './services/ingest.js';
 import { KeyService } from './services/keys.js';
+import { LiveControlService } from './services/live-control.js';
+import { BatchPreflight } from './services/preflight.js';
 import { resealAtStart, Sealer } from './services/sealing.js';
 import { loadSecrets } from './services/secrets.js';
 import { SipTrunkService } from './services/sip-trunks.js';
+import { SuppressionService } from './services/suppressions.js';
 import { UserService } from './services/users.js';
 import { WebhookService } from './services/webhooks.js';
+import { loadConversationEngine } from './voice/engines/index.js';
+import { HttpToolCaller } from './voice/http-tools.js';
 import { type LookupFn, webhookDispatcher } from './webhooks/address-guard.js';
 import { Dispatcher } from './workers/dispatcher/index.js';
 import { PollLoop } from './workers/loop.js';
@@ -52,12 +72,17 @@ export const VERSION: string = (
 
 export type Role = 'serve' | 'api' | 'worker';
 
+/** Simulated calls' spoken recordings are a cache on disk, kept at most this many days. */
+const SIM_RECORDING_DAYS = 7;
+
 /** Adapters a caller (a test, a benchmark) may build itself instead of letting the config decide. */
 export interface RuntimeOverrides {
   logger?: Logger;
   database?: DatabaseHandle;
   cache?: LiveCache;
   provider?: VoiceProvider;
+  /** A provider of the caller's own around the simulator this runtime builds (tests). */
+  wrapSimulator?: (simulator: SimulatedVoiceProvider) => VoiceProvider;
   /** The dial records (a test gives its own simulator the same ones); started and closed here. */
   dials?: DbDialRecords;
   clock?: Clock;
@@ -72,6 +97,9 @@ export interface RuntimeOverrides {
   webhookResolve?: LookupFn;
   /** Where the start's progress lines go (the CLI prints them; default: the logger). */
   progress?: Progress;
+  /** Live call control's waits: its commands' (default 5 s) and the event streams' heartbeat (default 15 s). */
+  liveCommandTimeoutMs?: number;
+  liveHeartbeatMs?: number;
 }
 
 export interface Runtime {
@@ -84,6 +112,7 @@ export interface Runtime {
     users: UserService;
     agents: AgentService;
     calls: CallService;
+    callReads: CallReads;
     health: HealthService;
     batches: BatchService;
     batchReads: BatchReads;
@@ -92,10 +121,17 @@ export interface Runtime {
     sipTrunks: SipTrunkService;
     webhooks: WebhookService;
     analysis: AnalysisService;
+    preflight: BatchPreflight;
+    idempotency: IdempotencyService;
+    live: LiveControlService;
   };
+  /** The live call channel (memory, or Redis pub/sub with REDIS_URL). */
+  liveChannel: LiveCallChannel;
   ingester: BatchIngester;
   webhookSender: WebhookSender;
   dispatcher: Dispatcher;
+  /** The simulator this runtime built (null when the caller gave its own provider). */
+  simulator: SimulatedVoiceProvider | null;
   adminToken: string;
   adminTokenGenerated: boolean;
   startWorkers(): void;
@@ -136,7 +172,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     await resealAtStart(database.db, sealer, logger);
     // This process's lease, held from before its first call to after its last: every call it
     // places names it, and is alive while it is renewed.
-    const dials = overrides.dials ?? new DbDialRecords(database.db, logger);
+    const dials = overrides.dials ?? new DbDialRecords(database.db, logger, { progress: queueCallProgress });
     await dials.start();
     opened.unshift(() => dials.close());
     // ioredis (~8 MB of resident memory) is loaded only where Redis can be in use.
@@ -159,38 +195,123 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       overrides.limiter ??
       (redisCache ? new RedisRateLimiter(redisCache.redis) : new MemoryRateLimiter(clock));
     const metrics = new Metrics({ processMetrics: true });
-    const fallback =
-      overrides.provider ??
-      new SimulatedVoiceProvider({
-        ringMs: config.simRingMs,
-        talkMs: config.simTalkMs,
-        records: dials,
-        ...(config.simDialsDir ? { dialsDir: config.simDialsDir } : {}),
-        clock,
-        onError: (error, event) =>
-          logger.error({ err: error, callId: event.callId }, 'could not record a call end'),
-      });
+    // Live call control: commands to the process holding a call and its events, across hosts
+    // through Redis pub/sub (its own subscriber connection), in this process without Redis.
+    const liveChannel: LiveCallChannel = redisCache
+      ? new RedisLiveChannel({
+          redis: redisCache.redis,
+          prefix: redisCache.redis.options.keyPrefix ?? 'outdial:',
+          logger,
+        })
+      : new MemoryLiveChannel();
+    opened.unshift(() => liveChannel.close());
+    // The model ports every answered call is given: OpenAI-compatible servers where configured,
+    // pocketsphinx, espeak-ng and the energy/Silero VAD where not.
+    const voiceModels = buildVoiceModels({
+      ...modelEndpoints(config),
+      timeoutMs: config.modelTimeoutMs,
+      logger,
+    });
+    opened.unshift(() => voiceModels.close());
     // Trunks are read through their service, and call starts go to the live view through the
     // call service: both need the dependencies built below.
     let trunks: SipTrunkService | null = null;
     let callService: CallService | null = null;
+    // Webhooks and agents' HTTP tools go out through one client whose connect step refuses
+    // forbidden addresses; tools are signed with the call's user's webhook secret (read through the
+    // webhook service, built below).
+    const http = webhookDispatcher({
+      allowPrivate: config.webhookAllowPrivate,
+      ...(overrides.webhookResolve ? { resolve: overrides.webhookResolve } : {}),
+    });
+    opened.unshift(() => http.close());
+    let webhookService: WebhookService | null = null;
+    const httpTools = new HttpToolCaller({
+      dispatcher: http,
+      allowPrivate: config.webhookAllowPrivate,
+      signingSecrets: async (callId) => (webhookService ? webhookService.signingSecretsForCall(callId) : []),
+      userAgent: `outdial-tools/${VERSION}`,
+    });
+    // One engine for every transport (SIP and the simulator; the realtime one holds audio calls only).
+    const engine = await loadConversationEngine(config.conversationEngine, {
+      llmUrl: config.llmUrl,
+      // espeak-ng speaks the apology when the configured text-to-speech is what failed.
+      // The engine's own guards on the models wait as long as the adapters do (OUTDIAL_MODEL_TIMEOUT_MS).
+      llm: {
+        logger,
+        httpTools,
+        fallbackTts: new EspeakTextToSpeech(),
+        modelTimeoutMs: config.modelTimeoutMs,
+      },
+      realtime:
+        config.realtimeUrl && config.realtimeModel
+          ? {
+              url: config.realtimeUrl,
+              model: config.realtimeModel,
+              apiKey: config.realtimeApiKey,
+              logger,
+              httpTools,
+              fallbackTts: new EspeakTextToSpeech(),
+              modelTimeoutMs: config.modelTimeoutMs,
+            }
+          : null,
+    });
+    const simulator = overrides.provider
+      ? null
+      : new SimulatedVoiceProvider({
+          ringMs: config.simRingMs,
+          talkMs: config.simTalkMs,
+          records: dials,
+          ...(config.simDialsDir ? { dialsDir: config.simDialsDir } : {}),
+          clock,
+          onError: (error, event) =>
+            logger.error({ err: error, callId: event.callId }, 'could not record a call end'),
+          // An LLM engine: simulated calls hold its conversations in text, a persona answering.
+          ...(engine.name === 'llm' && voiceModels.chat
+            ? {
+                conversation: {
+                  engine,
+                  models: voiceModels,
+                  maxCallMs: config.maxCallSeconds * 1000,
+                  live: liveChannel,
+                },
+              }
+            : {}),
+          // Spoken recordings are made on request and kept here (the SIP ones are in sip/recordings);
+          // a week at most, as they can be made again from the transcript.
+          recordings: new LocalDiskRecordings({
+            dir: path.join(config.dataDir, 'sim', 'recordings'),
+            retentionDays: Math.min(config.recordingRetentionDays ?? SIM_RECORDING_DAYS, SIM_RECORDING_DAYS),
+          }),
+          logger,
+        });
+    const fallback =
+      overrides.provider ??
+      (overrides.wrapSimulator
+        ? overrides.wrapSimulator(simulator as SimulatedVoiceProvider)
+        : (simulator as SimulatedVoiceProvider));
     const sip = new SipVoiceProvider({
       publicAddress: config.sipPublicAddress ?? publicAddressFor(config.sipBindAddress),
       bindAddress: config.sipBindAddress,
       sipPort: config.sipPort,
       rtpPorts: config.rtpPorts,
-      dataDir: config.dataDir,
+      // The recording port: local disk under the data dir, where recordings always were.
+      recordings: new LocalDiskRecordings({
+        dir: path.join(config.dataDir, 'sip', 'recordings'),
+        retentionDays: config.recordingRetentionDays,
+      }),
       records: dials,
       ringTimeoutMs: config.sipRingTimeoutMs,
       maxCallMs: config.maxCallSeconds * 1000,
       amd: config.amd,
-      recordingRetentionDays: config.recordingRetentionDays,
       trunk: async (trunkId) => (trunks ? trunks.forDialing(trunkId) : null),
-      engine: await loadConversationEngine(config.conversationEngine),
+      engine,
+      models: voiceModels,
       // The start log the dispatcher uses: trunk rates and batch paces right before each INVITE.
       limiter,
       // Several processes share one Redis: each trunk's places are then held across all of them.
       ...(redisCache ? { leases: new RedisLeases(redisCache.redis) } : {}),
+      live: liveChannel,
       logger,
       onSent: (callId, at) => {
         callService
@@ -231,9 +352,18 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       limiter,
       maxConcurrentCalls: config.maxConcurrentCalls,
     });
+    const live = new LiveControlService({
+      calls,
+      channel: liveChannel,
+      logger,
+      ...(overrides.liveCommandTimeoutMs ? { commandTimeoutMs: overrides.liveCommandTimeoutMs } : {}),
+      ...(overrides.liveHeartbeatMs ? { heartbeatMs: overrides.liveHeartbeatMs } : {}),
+    });
     provider.onCallEnded(async (event) => {
       try {
         await calls.finish(event);
+        // After the write: a follower of the call reads its final state.
+        await live.callEnded(event);
       } finally {
         dispatcher.released(event.callId);
       }
@@ -244,6 +374,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       users: new UserService(deps),
       agents: new AgentService(deps),
       calls,
+      callReads: new CallReads(deps),
       health: new HealthService({ database, cache, cacheKind, version: VERSION }),
       batches,
       batchReads,
@@ -252,12 +383,12 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       sipTrunks: trunks,
       webhooks: new WebhookService(deps),
       analysis: new AnalysisService(deps, overrides.analyzer ?? buildAnalyzer(config, logger, opened), calls),
+      suppressions: new SuppressionService(deps),
+      preflight: new BatchPreflight(deps, batches),
+      idempotency: new IdempotencyService(deps),
+      live,
     };
-    const http = webhookDispatcher({
-      allowPrivate: config.webhookAllowPrivate,
-      ...(overrides.webhookResolve ? { resolve: overrides.webhookResolve } : {}),
-    });
-    opened.unshift(() => http.close());
+    webhookService = services.webhooks;
     const webhookSender = new WebhookSender({
       deps,
       webhooks: services.webhooks,
@@ -278,9 +409,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         deps.metrics.dispatcherClaimed.set(dispatcher.waitingCalls);
         const due = await sql<{ n: number }>`
           select count(*)::int as n from batch_contacts bc join batches b on b.id = bc.batch_id
-          where bc.state = 'queued' and bc.next_attempt_at <= now() and b.status in ('pending', 'processing')`.execute(
-          database.db,
-        );
+          where bc.state = 'queued' and bc.next_attempt_at <= now()
+            and b.status = any(${batchSources('claim')}::text[])`.execute(database.db);
         deps.metrics.queueDepth.set(due.rows[0]?.n ?? 0);
       },
       logger,
@@ -298,6 +428,13 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       new PollLoop({ name: 'ingest-recovery', idleMs: 2_000, logger, tick: () => ingester.recover() }),
       new PollLoop({ name: 'webhooks', idleMs: 200, logger, tick: () => webhookSender.tick() }),
       new PollLoop({ name: 'analysis', idleMs: 200, logger, tick: () => services.analysis.tick() }),
+      // Idempotency-Key records older than 24 h answer nothing any more; a pass a minute deletes them.
+      new PollLoop({
+        name: 'idempotency-purge',
+        idleMs: 60_000,
+        logger,
+        tick: () => services.idempotency.purgeExpired(),
+      }),
     ];
     let started = false;
 
@@ -310,6 +447,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       ingester,
       webhookSender,
       dispatcher,
+      simulator,
+      liveChannel,
       adminToken: secrets.adminToken,
       adminTokenGenerated: secrets.adminTokenGenerated,
       startWorkers() {

@@ -1,4 +1,9 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { TurnMetrics } from './domain/agent-call.js';
+import type { CallEndedEvent } from './ports.js';
+
+/** Turn latency buckets, in seconds: 50 ms to 10 s, finest where voice agents aim (0.5-1.5 s). */
+const TURN_BUCKETS = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.2, 1.5, 2, 3, 5, 10];
 
 /**
  * The service's Prometheus metrics, one registry per runtime (so tests and benchmarks that build
@@ -72,7 +77,57 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly agentEndedReasons = new Counter({
+    name: 'outdial_agent_calls_ended_total',
+    help: 'Answered AI agent calls, by endedReason, counted by the process that recorded their end',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  /** One histogram per turn figure, observed when a call's end is recorded. */
+  readonly agentTurns: Record<keyof TurnMetrics, Histogram> = {
+    voiceToVoiceMs: this.turnHistogram(
+      'outdial_agent_voice_to_voice_seconds',
+      "End of the callee's speech on the wire to the agent's first audio packet, per turn",
+    ),
+    endpointingMs: this.turnHistogram(
+      'outdial_agent_endpointing_seconds',
+      "End of the callee's speech to the end-of-turn decision, per turn",
+    ),
+    sttMs: this.turnHistogram('outdial_agent_stt_seconds', 'Speech-to-text time, per turn'),
+    llmFirstTokenMs: this.turnHistogram(
+      'outdial_agent_llm_first_token_seconds',
+      "Chat request sent to the model's first token, per turn",
+    ),
+    ttsFirstByteMs: this.turnHistogram(
+      'outdial_agent_tts_first_byte_seconds',
+      'First sentence sent to text-to-speech to its first audio byte, per turn',
+    ),
+  };
+
   constructor(options: { processMetrics?: boolean } = {}) {
-    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'outdial_' });
+    if (!options.processMetrics) return;
+    collectDefaultMetrics({ register: this.registry, prefix: 'outdial_' });
+    // prom-client also reports the number of libuv handles, requests and resources as gauges named
+    // `..._total`, a suffix Prometheus keeps for counters (promtool check metrics flags all three).
+    // Each is the sum of the gauge of the same name without `_total`, which counts them by type, so
+    // they are dropped: `sum(outdial_nodejs_active_handles)` gives the same figure.
+    for (const family of ['handles', 'requests', 'resources']) {
+      this.registry.removeSingleMetric(`outdial_nodejs_active_${family}_total`);
+    }
+  }
+
+  private turnHistogram(name: string, help: string): Histogram {
+    return new Histogram({ name, help, buckets: TURN_BUCKETS, registers: [this.registry] });
+  }
+
+  /** Counts an AI call's ended reason and observes its turns (called once per recorded end). */
+  observeAgentCall(event: Pick<CallEndedEvent, 'endedReason' | 'turns'>): void {
+    if (event.endedReason) this.agentEndedReasons.inc({ reason: event.endedReason });
+    for (const turn of event.turns ?? []) {
+      for (const [figure, histogram] of Object.entries(this.agentTurns)) {
+        const ms = turn[figure as keyof TurnMetrics];
+        if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0) histogram.observe(ms / 1000);
+      }
+    }
   }
 }

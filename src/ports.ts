@@ -1,4 +1,6 @@
+import type { EndedReason, ToolCallRecord, TurnMetrics } from './domain/agent-call.js';
 import type { CallStatus, FinalCallStatus, TranscriptEntry } from './domain/call.js';
+import type { LiveCallEvent, LiveCommand, LiveReply, LiveRequestResult } from './domain/live-call.js';
 
 /** The live view of one call: what `GET /api/v1/status/call` answers (the spec's Live call status). */
 export interface LiveCallStatus {
@@ -65,6 +67,11 @@ export interface DialRequest {
   pace?: Pace;
   /** The provider recorded on the call, when it was placed already (reconciliation asks that one). */
   provider?: string;
+  /**
+   * Values for the agent's {{variables}}: the contact's name, company and phone number, every
+   * batch contact `metadata` key, and the dial body's `variables` (see domain/agent-call.ts).
+   */
+  variables?: Record<string, string>;
 }
 
 /** A start log key, its rate, and the window it is counted in (see `RateLimiter.admit`). */
@@ -86,6 +93,12 @@ export interface CallEndedEvent {
   transcription: TranscriptEntry[];
   /** The SIP status code of the carrier's final answer, for calls placed through a SIP trunk. */
   sipCode?: number | null;
+  /** Why an answered call ended; null when nobody answered. */
+  endedReason?: EndedReason | null;
+  /** Per agent turn latencies (AI calls). */
+  turns?: TurnMetrics[];
+  /** Tools the model called, in order. */
+  toolCalls?: ToolCallRecord[];
 }
 
 export interface ProviderCallState {
@@ -96,6 +109,31 @@ export interface ProviderCallState {
 export interface Recording {
   contentType: string;
   body: Buffer;
+}
+
+/** A finished recording as a transport leaves it: a local file the store takes over. */
+export interface RecordedFile {
+  path: string;
+  contentType: string;
+}
+
+/**
+ * Where call recordings are kept (the recording port): local disk under the data dir by default
+ * (src/adapters/recordings/local-disk.ts). The answered-call session puts each call's recording;
+ * the provider's `recording()` reads it back.
+ */
+export interface RecordingStore {
+  /**
+   * A local path where a transport may write a call's recording while the call runs (the file
+   * is handed to `put` when it is finished, or removed).
+   */
+  scratchPath(callId: string): Promise<string>;
+  /** Keeps the finished file as the call's recording; the file is the store's from here on. */
+  put(callId: string, file: RecordedFile): Promise<void>;
+  /** The call's recording, or null when there is none (never made, or pruned). */
+  get(callId: string): Promise<Recording | null>;
+  /** Deletes recordings past the store's retention (OUTDIAL_RECORDING_RETENTION_DAYS); how many went. */
+  prune(): Promise<number>;
 }
 
 /** Voice provider port: the simulator by default; a SIP trunk later. */
@@ -216,4 +254,28 @@ export interface DialRecords {
   find(callId: string): Promise<DialRecord | null>;
   /** Takes the record of a call whose owner `from` is gone; false when another process did first. */
   adopt(callId: string, from: string): Promise<boolean>;
+}
+
+/**
+ * The per-call channel of live call control (docs/agents.md, "Live call control"): the process
+ * holding an answered call serves its commands and publishes its events; any API process sends
+ * commands and follows the events. Redis pub/sub when REDIS_URL is set (hosts may differ), memory
+ * in one process otherwise.
+ */
+export interface LiveCallChannel {
+  /**
+   * This process holds `callId`: commands for it go to `handler`, whose answer is sent back.
+   * Resolves once commands can arrive; the returned function stops serving.
+   */
+  serve(callId: string, handler: (command: LiveCommand) => Promise<LiveReply>): Promise<() => Promise<void>>;
+  /**
+   * Sends a command to the host of `callId`: its reply; 'not-live' when no process serves the
+   * call; 'timeout' when one does but did not answer within `timeoutMs`.
+   */
+  request(callId: string, command: LiveCommand, timeoutMs: number): Promise<LiveRequestResult>;
+  /** Publishes an event of the call to whoever follows it now (nothing is kept). */
+  publish(callId: string, event: LiveCallEvent): Promise<void>;
+  /** Follows the call's events; resolves once they are delivered, with the function that stops. */
+  subscribe(callId: string, listener: (event: LiveCallEvent) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
 }

@@ -25,6 +25,19 @@ export class AdminClient {
   }
 
   private async send(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+    return (await this.exchange(method, path, body)).body;
+  }
+
+  /** The reply with its status and headers (a 201 from a 200, a page's X-Next-Cursor). */
+  async exchange(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{
+    status: number;
+    headers: Record<string, string | string[] | undefined>;
+    body: Record<string, unknown>;
+  }> {
     const url = new URL(path, this.baseUrl);
     let response: Awaited<ReturnType<typeof request>>;
     try {
@@ -62,6 +75,6 @@ export class AdminClient {
         `${response.statusCode} ${String(parsed.error ?? 'Error')}${parsed.message ? `: ${String(parsed.message)}` : ''}${fields}`,
       );
     }
-    return parsed;
+    return { status: response.statusCode, headers: response.headers, body: parsed };
   }
 }

@@ -1,14 +1,18 @@
 import fs from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { userOfApiKey } from '../client/index.js';
+import { type PreflightReply, userOfApiKey } from '../client/index.js';
+import type { BatchStatus } from '../domain/batch.js';
+import { isFinalBatch } from '../domain/batch-lifecycle.js';
 import { AdminClient, AdminClientError } from './admin-client.js';
+import { registerCallList } from './calls.js';
 import { contactsFromCsv } from './csv.js';
 import { printResult } from './output.js';
+import { DEFAULT_COLUMNS, progressLine, summaryLines, type WatchFigures } from './watch.js';
 
 /**
  * The campaign commands, clients of the public API with an API key: `outdial batch create|watch|
- * list|status|cancel` and `outdial call dial`.
+ * list|status|cancel|pause|resume` and `outdial call dial|list`.
  */
 
 function integer(value: string): number {
@@ -30,8 +34,6 @@ function userOfKey(key: string): string {
     );
   }
 }
-
-const FINAL = new Set(['completed', 'cancelled', 'failed']);
 
 export function registerCampaignCommands(program: Command): void {
   const api = (): { client: AdminClient; key: string } => {
@@ -59,7 +61,10 @@ export function registerCampaignCommands(program: Command): void {
     .option('--timezone <tz>', 'IANA time zone, e.g. America/New_York')
     .option('--tag <tag>', 'a tag (repeat for more)', collect)
     .option('--country <code>', 'country of numbers written without +code', 'US')
-    .option('--dry-run', 'check the file and print what would be sent, without sending')
+    .option(
+      '--dry-run',
+      "check the campaign with the server's preflight and print its report; nothing is created",
+    )
     .addOption(json())
     .action(
       async (options: {
@@ -102,15 +107,18 @@ export function registerCampaignCommands(program: Command): void {
             ...(options.tag ? { tags: options.tag } : {}),
           },
         };
+        const { client, key } = api();
+        // --json prints the server's reply with the CSV rows that were not sent beside it, so a
+        // script reading stdout learns all that the human lines (and stderr) say.
+        const withRowsNotSent = (reply: Record<string, unknown>) => ({ ...reply, csvRowsNotSent: problems });
         if (options.dryRun) {
-          process.stdout.write(
-            `${contacts.length} contact${contacts.length === 1 ? '' : 's'} would be sent; ${problems.length} row${problems.length === 1 ? '' : 's'} skipped\n`,
-          );
+          // The server's preflight: every rule of a submission, nothing created.
+          const report = await client.post('/api/v1/batch/preflight', { ...body, userId: userOfKey(key) });
+          printResult(withRowsNotSent(report), options.json, (r) => preflightLines(r, problems.length));
           return;
         }
-        const { client, key } = api();
         const reply = await client.post('/api/v1/batch', { ...body, userId: userOfKey(key) });
-        printResult(reply, options.json, (r) => [
+        printResult(withRowsNotSent(reply), options.json, (r) => [
           `Batch ${r.batchId} accepted: ${contacts.length} contacts sent, ${problems.length} row${problems.length === 1 ? '' : 's'} skipped`,
           String(r.message ?? ''),
           `Follow it: outdial batch watch ${r.batchId}`,
@@ -126,35 +134,40 @@ export function registerCampaignCommands(program: Command): void {
       const { client } = api();
       const read = () =>
         client.get(`/api/v1/batch/check-status?batchId=${encodeURIComponent(batchId)}&limit=0`) as Promise<{
-          status: string;
+          status: BatchStatus;
           statistics: { total: number; processed: number; succeeded: number; failed: number };
           performance: { callsPerSecond: number };
         }>;
       let status = await read();
-      const tty = process.stdout.isTTY === true;
+      const figures = (): WatchFigures => ({
+        status: status.status,
+        total: status.statistics.total,
+        processed: status.statistics.processed,
+        succeeded: status.statistics.succeeded,
+        failed: status.statistics.failed,
+        callsPerSecond: status.performance.callsPerSecond,
+      });
+      // The bar goes to stderr (stdout keeps the lines a script reads); a terminal gives its width
+      // at each redraw, so a resized window is followed; a log gets 80-column lines.
+      const stream = process.stderr;
+      const tty = stream.isTTY === true;
       const bar = new SingleBar({
-        format: `${batchId} [{bar}] {percentage}% | {value}/{total} | ok {succeeded} failed {failed} | {rate} calls/s | {status}`,
+        stream,
+        format: () => progressLine(figures(), (tty && stream.columns) || DEFAULT_COLUMNS),
         hideCursor: true,
         noTTYOutput: !tty,
         notTTYSchedule: 2000,
       });
-      const payload = () => ({
-        succeeded: status.statistics.succeeded,
-        failed: status.statistics.failed,
-        rate: status.performance.callsPerSecond,
-        status: status.status,
-      });
-      bar.start(Math.max(status.statistics.total, 1), status.statistics.processed, payload());
-      while (!FINAL.has(status.status)) {
+      process.stdout.write(`Watching ${batchId} (Ctrl-C leaves the campaign running)\n`);
+      bar.start(Math.max(status.statistics.total, 1), status.statistics.processed);
+      while (!isFinalBatch(status.status)) {
         await new Promise((resolve) => setTimeout(resolve, Math.max(options.every, 100)));
         status = await read();
         bar.setTotal(Math.max(status.statistics.total, 1));
-        bar.update(status.statistics.processed, payload());
+        bar.update(status.statistics.processed);
       }
       bar.stop();
-      process.stdout.write(
-        `Batch ${batchId} ${status.status}: ${status.statistics.processed}/${status.statistics.total} processed, ${status.statistics.succeeded} succeeded, ${status.statistics.failed} failed\n`,
-      );
+      process.stdout.write(`${summaryLines(batchId, figures()).join('\n')}\n`);
       if (status.status === 'failed') process.exitCode = 1;
     });
 
@@ -207,6 +220,23 @@ export function registerCampaignCommands(program: Command): void {
       printResult(reply, options.json, (r) => [String(r.message)]);
     });
 
+  for (const [action, description] of [
+    ['pause', 'pause a campaign: no new call starts; calls already up finish'],
+    ['resume', 'resume a paused campaign where it stopped'],
+  ] as const) {
+    batch
+      .command(`${action} <batchId>`)
+      .description(description)
+      .addOption(json())
+      .action(async (batchId: string, options: { json?: boolean }) => {
+        const reply = await api().client.post(
+          `/api/v1/batch/${action}?batchId=${encodeURIComponent(batchId)}`,
+          {},
+        );
+        printResult(reply, options.json, (r) => [`${String(r.message)} (${String(r.status)})`]);
+      });
+  }
+
   const call = program.command('call').description('single calls (with an API key)');
   call
     .command('dial')
@@ -223,4 +253,28 @@ export function registerCampaignCommands(program: Command): void {
       });
       printResult(reply, options.json, (r) => [`Call ${r.callId} started (${r.status})`]);
     });
+  registerCallList(call, () => api().client);
+}
+
+/** Invalid contacts listed by `batch create --dry-run`; the rest are counted (--json has them all). */
+const INVALID_SHOWN = 20;
+
+/** The preflight report in a few lines: the counts, the first invalid contacts, and the verdict. */
+function preflightLines(reply: Record<string, unknown>, skippedRows: number): string[] {
+  const r = reply as unknown as PreflightReply;
+  const lines = [
+    `Preflight (nothing created): ${r.total} contact${r.total === 1 ? '' : 's'} sent, ${r.valid} valid, ${r.invalid.length} invalid, ${r.duplicates} duplicate${r.duplicates === 1 ? '' : 's'}${skippedRows > 0 ? `; ${skippedRows} CSV row${skippedRows === 1 ? '' : 's'} not sent` : ''}`,
+    `  suppressed: ${r.suppressed}, without consent: ${r.withoutConsent}, outside their calling window now: ${r.outsideWindowNow}`,
+    `  minutes: ${r.estimatedMinutes} estimated, ${r.availableMinutes} available`,
+  ];
+  for (const contact of r.invalid.slice(0, INVALID_SHOWN))
+    lines.push(`  invalid: ${contact.phoneNumber ?? '(no number)'}: ${contact.reason}`);
+  if (r.invalid.length > INVALID_SHOWN)
+    lines.push(`  ... and ${r.invalid.length - INVALID_SHOWN} more invalid (--json lists them all)`);
+  lines.push(
+    r.wouldBeAccepted
+      ? 'Would be accepted: yes'
+      : `Would be accepted: no: ${r.refusal ? `${r.refusal.status} ${r.refusal.error}${r.refusal.message ? `: ${r.refusal.message}` : ''}` : 'refused'}`,
+  );
+  return lines;
 }

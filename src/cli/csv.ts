@@ -64,7 +64,7 @@ export interface CsvProblem {
   message: string;
 }
 
-const PHONE_HEADERS = ['phonenumber', 'phone', 'phone_number', 'number', 'mobile'];
+export const PHONE_HEADERS = ['phonenumber', 'phone', 'phone_number', 'number', 'mobile'];
 const KNOWN = new Set(['name', 'email', 'company']);
 
 /**

@@ -55,6 +55,9 @@ export async function runServer(role: Role): Promise<void> {
       out(`  agent:   ${demo.agentId}`);
       out(`  API key: ${demo.apiKey}`);
       out(`  (the key is also in ${demo.keyFile})`);
+      if (demo.keptFile) {
+        out(`  (${demo.keptFile} holds the demo key of another database: left as it was)`);
+      }
       out('');
       out('Place a simulated call:');
       out(`  curl -s -X POST ${base}/api/v1/call/dial \\`);

@@ -1,13 +1,27 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
-import type { TranscriptEntry } from '../domain/call.js';
-import type { WebhookPayload } from '../domain/webhooks.js';
+import type { CallStatus, TranscriptEntry } from '../domain/call.js';
+import type {
+  BatchCancelledPayload,
+  BatchCompletedPayload,
+  BatchFailedPayload,
+  BatchStatusPayload,
+  CallCompletedPayload,
+  CallEvent,
+  CallProgressPayload,
+  WebhookEvent,
+  WebhookPayload,
+} from '../domain/webhooks.js';
 import type { BatchBody } from '../http/routes/v1/batch.create.js';
+import type { PreflightReply } from '../http/routes/v1/batch.preflight.js';
 import type { DialBody } from '../http/routes/v1/call.dial.js';
 import type { LiveCallStatus } from '../ports.js';
 import type { CallMetrics, SummaryReply } from '../services/analysis.js';
 import type { BatchListItem, BatchStatistics } from '../services/batch-reads.js';
+import type { CallListItem } from '../services/call-reads.js';
 import type { DialResult, PersistentCallStatus } from '../services/calls.js';
+import type { Suppression } from '../services/suppressions.js';
+import type { AccountView } from '../services/users.js';
 import type { DeliveryView } from '../services/webhooks.js';
 
 /**
@@ -16,17 +30,37 @@ import type { DeliveryView } from '../services/webhooks.js';
  * so a change to the API that breaks a client breaks its compilation first.
  */
 
+/** The answer of pauseBatch and resumeBatch. */
+export interface BatchStateChange {
+  success: boolean;
+  batchId: string;
+  status: 'paused' | 'scheduled' | 'pending' | 'processing';
+  message: string;
+}
+
 export type DialRequest = Omit<Static<typeof DialBody>, 'userId'>;
 export type BatchRequest = Omit<Static<typeof BatchBody>, 'userId'>;
 export type {
+  AccountView,
+  BatchCancelledPayload,
+  BatchCompletedPayload,
+  BatchFailedPayload,
   BatchListItem,
   BatchStatistics,
+  BatchStatusPayload,
+  CallCompletedPayload,
+  CallEvent,
+  CallListItem,
   CallMetrics,
+  CallProgressPayload,
   DeliveryView,
   DialResult,
   LiveCallStatus,
   PersistentCallStatus,
+  PreflightReply,
   SummaryReply,
+  Suppression,
+  WebhookEvent,
   WebhookPayload,
 };
 
@@ -57,6 +91,12 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
+/** Per request options of the creating calls. */
+export interface SendOptions {
+  /** Sent as the Idempotency-Key header: 1 to 255 printable ASCII characters, per user, kept 24 h. */
+  idempotencyKey?: string;
+}
+
 export class OutdialClient {
   private readonly base: string;
   private readonly userId: string;
@@ -66,8 +106,12 @@ export class OutdialClient {
     this.userId = userOfApiKey(options.apiKey);
   }
 
-  dial(request: DialRequest): Promise<DialResult> {
-    return this.send('POST', '/api/v1/call/dial', { ...request, userId: this.userId });
+  /**
+   * Starts a call. With `idempotencyKey`, a retry of the same request (same key, same body) within
+   * 24 h answers the first call again instead of dialing twice.
+   */
+  dial(request: DialRequest, options: SendOptions = {}): Promise<DialResult> {
+    return this.send('POST', '/api/v1/call/dial', { ...request, userId: this.userId }, options);
   }
   liveCall(callId: string): Promise<LiveCallStatus> {
     return this.send('GET', `/api/v1/status/call?${q({ callId })}`);
@@ -77,14 +121,49 @@ export class OutdialClient {
       await this.send<{ data: PersistentCallStatus }>('GET', `/api/v1/call/check-status?${q({ callId })}`)
     ).data;
   }
+  /**
+   * One page of your calls (single and campaign ones), newest first. `from` and `to` are ISO 8601
+   * instants on the creation time (`from` inclusive, `to` exclusive). Pass `nextCursor` back as
+   * `cursor` for the next page; it is null on the last one.
+   */
+  async listCalls(
+    filters: {
+      status?: CallStatus;
+      batchId?: string;
+      phoneNumber?: string;
+      from?: string;
+      to?: string;
+      limit?: number;
+      cursor?: string;
+    } = {},
+  ): Promise<{ items: CallListItem[]; nextCursor: string | null }> {
+    const response = await this.raw('GET', `/api/v1/calls?${q(filters)}`);
+    return {
+      items: (await response.json()) as CallListItem[],
+      nextCursor: response.headers.get('x-next-cursor'),
+    };
+  }
   callMetrics(query: { callId: string; agentId: string; contactId: string }): Promise<CallMetrics> {
     return this.send('GET', `/api/v1/call/get-metric?${q({ ...query, userId: this.userId })}`);
   }
   createSummary(callId: string, transcription: TranscriptEntry[]): Promise<SummaryReply> {
     return this.send('POST', '/api/v1/call/create-summary', { callId, transcription });
   }
-  createBatch(request: BatchRequest): Promise<BatchAccepted> {
-    return this.send('POST', '/api/v1/batch', { ...request, userId: this.userId });
+  /** Submits a batch; `idempotencyKey` makes a retry answer the first batch instead of creating another. */
+  createBatch(request: BatchRequest, options: SendOptions = {}): Promise<BatchAccepted> {
+    return this.send('POST', '/api/v1/batch', { ...request, userId: this.userId }, options);
+  }
+  /**
+   * What createBatch would do with this request, without creating anything: invalid contacts
+   * (listed, not refused), duplicates, suppressed, outside their window now, without consent,
+   * the minutes, and `wouldBeAccepted` with the `refusal` createBatch would get.
+   */
+  preflightBatch(request: BatchRequest): Promise<PreflightReply> {
+    return this.send('POST', '/api/v1/batch/preflight', { ...request, userId: this.userId });
+  }
+  /** The key's user: minutes available and reserved, the concurrent-call limit and the calls up now. */
+  account(): Promise<AccountView> {
+    return this.send('GET', '/api/v1/account');
   }
   batch(batchId: string, limit?: number | 'all'): Promise<BatchStatistics> {
     return this.send(
@@ -106,6 +185,14 @@ export class OutdialClient {
   }> {
     return this.send('POST', `/api/v1/batch/cancel?${q({ batchId })}`);
   }
+  /** Pauses a batch: no new call starts; calls already up finish. */
+  pauseBatch(batchId: string): Promise<BatchStateChange> {
+    return this.send('POST', `/api/v1/batch/pause?${q({ batchId })}`);
+  }
+  /** Resumes a paused batch where it stopped. */
+  resumeBatch(batchId: string): Promise<BatchStateChange> {
+    return this.send('POST', `/api/v1/batch/resume?${q({ batchId })}`);
+  }
   /** The batch's export, as CSV text. */
   async exportBatch(batchId: string): Promise<string> {
     const response = await this.raw('GET', `/api/v1/batch/${encodeURIComponent(batchId)}/export?format=csv`);
@@ -120,12 +207,48 @@ export class OutdialClient {
     return this.send('POST', `/api/v1/webhooks/deliveries/${encodeURIComponent(deliveryId)}/retry`);
   }
 
-  private async raw(method: string, path: string, body?: unknown): Promise<Response> {
+  /**
+   * Adds a number to your suppression list (never dialed: 403 NUMBER_SUPPRESSED at dial time,
+   * counted suppressed in a batch). `created` is false when it was already there (the stored
+   * record is returned unchanged).
+   */
+  async addSuppression(
+    phoneNumber: string,
+    reason?: string,
+  ): Promise<{ created: boolean; suppression: Suppression }> {
+    const response = await this.raw('POST', '/api/v1/suppressions', {
+      phoneNumber,
+      ...(reason === undefined ? {} : { reason }),
+    });
+    return { created: response.status === 201, suppression: (await response.json()) as Suppression };
+  }
+  /** One page of your suppression list, newest first; pass `nextCursor` back for the next page (null: last page). */
+  async listSuppressions(
+    page: { limit?: number; cursor?: string } = {},
+  ): Promise<{ items: Suppression[]; nextCursor: string | null }> {
+    const response = await this.raw('GET', `/api/v1/suppressions?${q(page)}`);
+    return {
+      items: (await response.json()) as Suppression[],
+      nextCursor: response.headers.get('x-next-cursor'),
+    };
+  }
+  /** Removes a number from your suppression list (an OutdialError 404 when it is not on it). */
+  async removeSuppression(phoneNumber: string): Promise<void> {
+    await this.raw('DELETE', `/api/v1/suppressions/${encodeURIComponent(phoneNumber)}`);
+  }
+
+  private async raw(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: SendOptions = {},
+  ): Promise<Response> {
     const response = await (this.options.fetch ?? fetch)(`${this.base}${path}`, {
       method,
       headers: {
         authorization: `Bearer ${this.options.apiKey}`,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(options.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
@@ -142,8 +265,8 @@ export class OutdialClient {
     return response;
   }
 
-  private async send<T>(method: string, path: string, body?: unknown): Promise<T> {
-    return (await (await this.raw(method, path, body)).json()) as T;
+  private async send<T>(method: string, path: string, body?: unknown, options: SendOptions = {}): Promise<T> {
+    return (await (await this.raw(method, path, body, options)).json()) as T;
   }
 }
 
@@ -168,9 +291,11 @@ export function userOfApiKey(key: string): string {
 
 /**
  * Verifies a webhook delivery the way docs/webhooks.md describes: the Standard Webhooks signature
- * over "{webhook-id}.{webhook-timestamp}.{body}" with the `whsec_` secret, a timestamp within
- * `toleranceSeconds` of now (replays), and the `x-outdial-signature` hex HMAC of the body. `body`
- * must be the bytes as received. Returns the parsed payload, or throws.
+ * over "{webhook-id}.{webhook-timestamp}.{body}" with the `whsec_` secret (any of its space-separated
+ * values: during the 24 h after a rotation it carries the new and the old one) and a timestamp
+ * within `toleranceSeconds` of now (replays). `x-outdial-signature` is not needed: it signs the
+ * body alone, with the current secret only, so a receiver still on the old secret could not use it
+ * during a rotation. `body` must be the bytes as received. Returns the parsed payload, or throws.
  */
 export function verifyWebhook(
   headers: Record<string, string | string[] | undefined>,
@@ -185,9 +310,7 @@ export function verifyWebhook(
   const id = header('webhook-id');
   const timestamp = header('webhook-timestamp');
   const signatures = header('webhook-signature');
-  const hexes = header('x-outdial-signature');
-  if (!id || !timestamp || !signatures || !hexes)
-    throw new Error('not an outdial webhook: signature headers missing');
+  if (!id || !timestamp || !signatures) throw new Error('not an outdial webhook: signature headers missing');
   const now = (options.now ?? new Date()).getTime() / 1000;
   if (!/^\d+$/.test(timestamp) || Math.abs(now - Number(timestamp)) > (options.toleranceSeconds ?? 300)) {
     throw new Error('webhook timestamp too far from now (a replay?)');
@@ -199,9 +322,7 @@ export function verifyWebhook(
   const standard = createHmac('sha256', key)
     .update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`), bytes]))
     .digest('base64');
-  const hex = createHmac('sha256', key).update(bytes).digest('hex');
   const standardOk = signatures.split(' ').some((part) => same(part.replace(/^v1,/, ''), standard));
-  const hexOk = hexes.split(',').some((part) => same(part.trim(), hex));
-  if (!standardOk || !hexOk) throw new Error('webhook signature does not match');
+  if (!standardOk) throw new Error('webhook signature does not match');
   return JSON.parse(bytes.toString('utf8')) as WebhookPayload;
 }

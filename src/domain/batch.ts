@@ -7,19 +7,48 @@ export const BATCH_STATUSES = [
   'scheduled',
   'pending',
   'processing',
+  'paused',
   'completed',
   'cancelled',
   'failed',
 ] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
-/** States in which a batch may still dial. */
-export const ACTIVE_BATCH_STATUSES: BatchStatus[] = ['scheduled', 'pending', 'processing'];
-/** States from which POST /api/v1/batch/cancel moves a batch to cancelled. */
-export const CANCELLABLE_BATCH_STATUSES: BatchStatus[] = ['ingesting', 'scheduled', 'pending', 'processing'];
+/**
+ * A batch contact's state: queued (waiting to be dialed, maybe for its calling window or a
+ * retry), dialing (a call is up or being placed), done (its last attempt ended), cancelled (by a
+ * cancel or a failure of the batch), suppressed (its number is on the user's suppression list:
+ * not dialed, or not again), skipped (no consent record under requireConsent).
+ */
+export const BATCH_CONTACT_STATES = [
+  'queued',
+  'dialing',
+  'done',
+  'cancelled',
+  'suppressed',
+  'skipped',
+] as const;
+export type BatchContactState = (typeof BATCH_CONTACT_STATES)[number];
 
-export function isCancellable(status: BatchStatus): boolean {
-  return CANCELLABLE_BATCH_STATUSES.includes(status);
+/** A contact's consent to be called: where it came from, when, and the words agreed to. */
+export interface ConsentRecord {
+  source: string;
+  /** ISO 8601 instant. */
+  obtainedAt: string;
+  text?: string;
+}
+
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/**
+ * When a batch may call a contact, in the contact's own zone: from `start` to `end` ("HH:MM",
+ * 24-hour; end after start), on `days` (every day when absent).
+ */
+export interface CallingWindow {
+  start: string;
+  end: string;
+  days?: Weekday[];
 }
 
 export interface RetryPolicy {

@@ -1,3 +1,8 @@
+import type { ConsentRecord } from './batch.js';
+
+/** The name a contact is stored with when none was given (the spec's default): no name at all. */
+export const UNKNOWN_CONTACT_NAME = 'Unknown';
+
 /** A contact as a batch request gives it (the spec's Contact). */
 export interface BatchContactInput {
   id?: string;
@@ -6,6 +11,10 @@ export interface BatchContactInput {
   email?: string;
   company?: string | null;
   metadata?: Record<string, unknown>;
+  /** The contact's own IANA zone: its calling window is read there. */
+  timezone?: string;
+  /** Consent to be called (issue 15); required under the batch option requireConsent. */
+  consent?: ConsentRecord;
 }
 
 /**

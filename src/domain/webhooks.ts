@@ -1,8 +1,59 @@
 import { createHmac } from 'node:crypto';
+import type { AgentCallFields } from './agent-call.js';
 import type { CallStatus, TranscriptEntry } from './call.js';
 
 /** The events outdial sends; `event` in every payload, and the filter of the delivery log. */
-export type WebhookEvent = 'call.completed' | 'batch.completed' | 'batch.failed';
+export const WEBHOOK_EVENTS = [
+  'call.started',
+  'call.answered',
+  'call.completed',
+  'batch.completed',
+  'batch.failed',
+  'batch.paused',
+  'batch.resumed',
+  'batch.cancelled',
+] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** The events of one call a single call's `statusCallBackEvents` may ask for. */
+export const CALL_EVENTS = ['call.started', 'call.answered', 'call.completed'] as const;
+export type CallEvent = (typeof CALL_EVENTS)[number];
+/** Without `statusCallBackEvents`, statusCallBackUrl hears of the end only (as before issue 16). */
+export const DEFAULT_CALL_EVENTS: readonly CallEvent[] = ['call.completed'];
+
+/**
+ * Where a single call's `event` goes: its statusCallBackUrl when its statusCallBackEvents (null:
+ * the default) ask for it, else nowhere.
+ */
+export function singleCallUrl(
+  call: { status_callback_url: string | null; status_callback_events: readonly string[] | null },
+  event: CallEvent,
+): string | null {
+  const subscribed = call.status_callback_events ?? DEFAULT_CALL_EVENTS;
+  return call.status_callback_url && subscribed.includes(event) ? call.status_callback_url : null;
+}
+
+/**
+ * A call started dialing (`call.started`) or was answered (`call.answered`): sent to the batch's
+ * onCallEvent, or to a single call's statusCallBackUrl when its statusCallBackEvents ask for it.
+ */
+export interface CallProgressPayload {
+  event: 'call.started' | 'call.answered';
+  /** When it happened: the moment the call went out, or the moment it was answered. */
+  timestamp: string;
+  call: {
+    id: string;
+    contactId: string;
+    agentId: string;
+    batchId: string | null;
+    phoneNumber: string;
+    contactName: string;
+    /** When the call went out. */
+    startTime: string;
+    /** When it was answered (call.answered); null in call.started. */
+    answeredAt: string | null;
+  };
+}
 
 /** The spec's onCallComplete payload (also the single call's statusCallBackUrl payload). */
 export interface CallCompletedPayload {
@@ -23,7 +74,7 @@ export interface CallCompletedPayload {
     recordingUrl: string | null;
     summary: string | null;
     metricJson: Record<string, unknown> | null;
-  };
+  } & AgentCallFields;
   /** The JSON Schema of metricJson for the call's agent. */
   metricSchema: Record<string, unknown>;
 }
@@ -55,7 +106,36 @@ export interface BatchFailedPayload {
   timestamp: string;
 }
 
-export type WebhookPayload = CallCompletedPayload | BatchCompletedPayload | BatchFailedPayload;
+/** A batch was paused or resumed (sent to onBatchEvent, else onBatchComplete). */
+export interface BatchStatusPayload {
+  event: 'batch.paused' | 'batch.resumed';
+  batchId: string;
+  agentId: string;
+  userId: string;
+  /** The status the batch is in after the event. */
+  status: 'paused' | 'scheduled' | 'pending' | 'processing';
+  timestamp: string;
+}
+
+/** A batch was cancelled (sent to onBatchEvent, else onBatchComplete). */
+export interface BatchCancelledPayload {
+  event: 'batch.cancelled';
+  batchId: string;
+  agentId: string;
+  userId: string;
+  status: 'cancelled';
+  /** Contacts that will not be dialed because of the cancel (as the cancel's reply says). */
+  cancelledJobs: number;
+  timestamp: string;
+}
+
+export type WebhookPayload =
+  | CallProgressPayload
+  | CallCompletedPayload
+  | BatchCancelledPayload
+  | BatchCompletedPayload
+  | BatchFailedPayload
+  | BatchStatusPayload;
 
 const SECRET_PREFIX = 'whsec_';
 
@@ -77,22 +157,21 @@ export interface SignatureInput {
 }
 
 /**
- * The signature headers of one attempt: `x-outdial-signature` (hex HMAC-SHA256 of the body, one
- * value per secret, comma-separated) and the Standard Webhooks `webhook-signature` (`v1,<base64
- * HMAC of "{id}.{timestamp}.{body}">`, one per secret, space-separated).
+ * The signature headers of one attempt: `x-outdial-signature` (hex HMAC-SHA256 of the body with
+ * the current secret: always one value, as the contract describes it) and the Standard Webhooks
+ * `webhook-signature` (`v1,<base64 HMAC of "{id}.{timestamp}.{body}">`, one per secret,
+ * space-separated, which that standard defines for rotations). So during a rotation's overlap a
+ * receiver still on the old secret verifies `webhook-signature`.
  */
 export function signatureHeaders(input: SignatureInput): Record<string, string> {
-  const hex: string[] = [];
-  const standard: string[] = [];
-  for (const secret of input.secrets) {
-    const key = secretKey(secret);
-    hex.push(createHmac('sha256', key).update(input.body).digest('hex'));
-    standard.push(
-      `v1,${createHmac('sha256', key).update(`${input.id}.${input.timestamp}.${input.body}`).digest('base64')}`,
-    );
-  }
+  const [current] = input.secrets;
+  if (current === undefined) throw new Error('a delivery is signed with at least one secret');
+  const standard = input.secrets.map(
+    (secret) =>
+      `v1,${createHmac('sha256', secretKey(secret)).update(`${input.id}.${input.timestamp}.${input.body}`).digest('base64')}`,
+  );
   return {
-    'x-outdial-signature': hex.join(','),
+    'x-outdial-signature': createHmac('sha256', secretKey(current)).update(input.body).digest('hex'),
     'webhook-id': input.id,
     'webhook-timestamp': String(input.timestamp),
     'webhook-signature': standard.join(' '),

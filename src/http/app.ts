@@ -18,18 +18,24 @@ import type { AgentService } from '../services/agents.js';
 import type { AnalysisService } from '../services/analysis.js';
 import type { BatchReads } from '../services/batch-reads.js';
 import type { BatchService } from '../services/batches.js';
+import type { CallReads } from '../services/call-reads.js';
 import type { CallService } from '../services/calls.js';
 import type { DashboardReads } from '../services/dashboard.js';
 import type { BatchExport } from '../services/export.js';
 import type { HealthService } from '../services/health.js';
+import type { IdempotencyService } from '../services/idempotency.js';
 import type { KeyService } from '../services/keys.js';
+import type { LiveControlService } from '../services/live-control.js';
+import type { BatchPreflight } from '../services/preflight.js';
 import type { SipTrunkService } from '../services/sip-trunks.js';
+import type { SuppressionService } from '../services/suppressions.js';
 import type { UserService } from '../services/users.js';
 import type { WebhookService } from '../services/webhooks.js';
 import { registerAdminAuth, registerApiAuth } from './auth.js';
 import { registerDashboard } from './dashboard/pages.js';
 import { clientErrorResponse, handleError } from './errors.js';
 import { registerInputChecks } from './input.js';
+import { openApiOptions } from './openapi.js';
 import { registerAdminAgents } from './routes/admin/agents.js';
 import { registerAdminKeys } from './routes/admin/keys.js';
 import { registerAdminSipTrunks } from './routes/admin/sip-trunks.js';
@@ -37,20 +43,31 @@ import { registerAdminUsers } from './routes/admin/users.js';
 import { registerDocs } from './routes/docs.js';
 import { registerMetrics } from './routes/metrics.js';
 import { registerProbes } from './routes/probes.js';
+import { registerAccountGet } from './routes/v1/account.get.js';
 import { registerAgentGet } from './routes/v1/agent.get.js';
 import { registerBatchCancel } from './routes/v1/batch.cancel.js';
 import { registerBatchCheckStatus } from './routes/v1/batch.check-status.get.js';
 import { registerBatchCreate } from './routes/v1/batch.create.js';
 import { registerBatchExport } from './routes/v1/batch.export.get.js';
 import { registerBatchList } from './routes/v1/batch.list.get.js';
+import { registerBatchPause } from './routes/v1/batch.pause.js';
+import { registerBatchPreflight } from './routes/v1/batch.preflight.js';
 import { registerCallAnalysis } from './routes/v1/call.analysis.js';
 import { registerCallCheckStatus } from './routes/v1/call.check-status.get.js';
 import { registerCallDial } from './routes/v1/call.dial.js';
+import { registerCallEvents } from './routes/v1/call.events.get.js';
+import { registerCallHangup } from './routes/v1/call.hangup.js';
+import { registerCallList } from './routes/v1/call.list.get.js';
 import { registerCallRecording } from './routes/v1/call.recording.get.js';
+import { registerCallSay } from './routes/v1/call.say.js';
+import { registerCallTransfer } from './routes/v1/call.transfer.js';
 import { registerHealthGet } from './routes/v1/health.get.js';
 import { registerOpenApi } from './routes/v1/openapi.get.js';
 import { registerStatusBatch } from './routes/v1/status.batch.get.js';
 import { registerStatusCall } from './routes/v1/status.call.get.js';
+import { registerSuppressionCreate } from './routes/v1/suppressions.create.js';
+import { registerSuppressionDelete } from './routes/v1/suppressions.delete.js';
+import { registerSuppressionList } from './routes/v1/suppressions.list.get.js';
 import { registerWebhookDeliveries } from './routes/v1/webhooks.deliveries.js';
 import { ErrorBody, errorResponses } from './schemas/common.js';
 import { WEBHOOKS } from './schemas/webhooks.js';
@@ -60,6 +77,7 @@ export interface AppServices {
   users: UserService;
   agents: AgentService;
   calls: CallService;
+  callReads: CallReads;
   health: HealthService;
   batches: BatchService;
   batchReads: BatchReads;
@@ -68,6 +86,10 @@ export interface AppServices {
   sipTrunks: SipTrunkService;
   webhooks: WebhookService;
   analysis: AnalysisService;
+  suppressions: SuppressionService;
+  preflight: BatchPreflight;
+  idempotency: IdempotencyService;
+  live: LiveControlService;
 }
 
 export interface BuildAppOptions {
@@ -171,32 +193,15 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    // An open event stream would hold the server open: each is ended now. (The OpenAPI document
+    // is built from an app without services, which has none.)
+    options.services.live?.closeStreams();
   });
   app.addHook('onRequest', async () => {
     if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; try again');
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'outdial Voice Call Service API',
-        version: '1.0.0',
-        description:
-          'AI-driven outbound voice calls and campaigns. See docs/decisions.md for choices the contract leaves open.',
-      },
-      servers: [{ url: '/' }],
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          adminToken: { type: 'http', scheme: 'bearer', description: 'OUTDIAL_ADMIN_TOKEN' },
-        },
-      },
-      security: [{ bearerAuth: [] }],
-      // Plain OpenAPI objects (not TypeBox-typed routes): checked by the OpenAPI validator in the tests.
-      webhooks: WEBHOOKS as never,
-    },
-  });
+  await app.register(swagger, openApiOptions(WEBHOOKS));
 
   registerProbes(app, options.services);
 
@@ -207,16 +212,27 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     registerCallDial(scoped, options.services);
     registerStatusCall(scoped, options.services);
     registerCallCheckStatus(scoped, options.services);
+    registerCallList(scoped, options.services);
     registerHealthGet(scoped, options.services);
     registerCallRecording(scoped, options.services);
     registerBatchCheckStatus(scoped, options.services);
     registerStatusBatch(scoped, options.services);
     registerBatchList(scoped, options.services);
     registerBatchCancel(scoped, options.services);
+    registerBatchPause(scoped, options.services);
     registerBatchExport(scoped, options.services);
     registerWebhookDeliveries(scoped, options.services);
     registerCallAnalysis(scoped, options.services);
     registerBatchCreate(scoped, options.services);
+    registerAccountGet(scoped, options.services);
+    registerSuppressionCreate(scoped, options.services);
+    registerSuppressionList(scoped, options.services);
+    registerSuppressionDelete(scoped, options.services);
+    registerBatchPreflight(scoped, options.services);
+    registerCallHangup(scoped, options.services);
+    registerCallTransfer(scoped, options.services);
+    registerCallSay(scoped, options.services);
+    registerCallEvents(scoped, options.services);
   });
 
   // Every answer is counted by route template (never the raw URL: ids would explode the series).

@@ -76,6 +76,8 @@ const RULES: Record<ErrorCode, ErrorRule> = {
     fixed: true,
   },
   FORBIDDEN: { status: 403, error: 'Forbidden', withCode: false, message: 'Access denied', fixed: true },
+  // The spec's 403 body with a code: the number is on the user's suppression list (issue 15).
+  NUMBER_SUPPRESSED: { status: 403, error: 'Forbidden', withCode: true },
   NOT_FOUND: { status: 404, error: 'Not Found', withCode: false, message: 'Resource not found', fixed: true },
   ROUTE_NOT_FOUND: { status: 404, error: 'Not Found', withCode: false, message: 'Route not found' },
   AGENT_NOT_FOUND: { status: 404, error: 'Agent not found or inactive', withCode: true },
@@ -88,9 +90,19 @@ const RULES: Record<ErrorCode, ErrorRule> = {
     fixed: true,
   },
   BATCH_NOT_CANCELLABLE: { status: 400, error: 'Bad Request', withCode: true },
+  BATCH_NOT_PAUSABLE: { status: 400, error: 'Bad Request', withCode: true },
+  BATCH_NOT_PAUSED: { status: 400, error: 'Bad Request', withCode: true },
   CALL_IN_PROGRESS: { status: 409, error: 'Conflict', withCode: true },
   CALL_NOT_ENDED: { status: 409, error: 'Conflict', withCode: true },
+  // Live call control: no process holds an AI session for the call (ended, not answered yet, canned).
+  CALL_NOT_LIVE: { status: 409, error: 'Conflict', withCode: true },
+  // The process holding the call did not answer the command in time.
+  LIVE_CALL_TIMEOUT: { status: 504, error: 'Gateway Timeout', withCode: true },
   CONFLICT: { status: 409, error: 'Conflict', withCode: true },
+  // A request under the same Idempotency-Key is still running; retrying later gets its response.
+  IDEMPOTENCY_KEY_IN_USE: { status: 409, error: 'Conflict', withCode: true },
+  // The same Idempotency-Key with another body: a client bug, never a retry (the IETF draft's 422).
+  IDEMPOTENCY_KEY_REUSED: { status: 422, error: 'Unprocessable Entity', withCode: true },
   PROVIDER_ERROR: { status: 502, error: 'Bad Gateway', withCode: true },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', withCode: true },
   INTERNAL: {
@@ -183,7 +195,9 @@ function appErrorOf(error: FastifyError): AppError | null {
       return new AppError('INVALID_REQUEST', summarize(fieldErrors), { fieldErrors });
     }
     const missing = error.validation.some((issue) => issue.keyword === 'required');
-    return new AppError(missing ? 'MISSING_PARAMETER' : 'INVALID_PARAMETER', undefined, { fieldErrors });
+    // A header (Idempotency-Key) is named in the message: the client cannot guess which one.
+    const message = error.validationContext === 'headers' ? `Header ${summarize(fieldErrors)}` : undefined;
+    return new AppError(missing ? 'MISSING_PARAMETER' : 'INVALID_PARAMETER', message, { fieldErrors });
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -1,4 +1,5 @@
 import { json } from '../adapters/postgres/database.js';
+import { validateAgentAi } from '../domain/agent-call.js';
 import type { MetricConfig } from '../domain/analysis.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -60,7 +61,7 @@ export class AgentService {
       .where('id', '=', userId)
       .executeTakeFirst();
     if (!user) throw new AppError('NOT_FOUND', 'User not found');
-    validateMetricConfig(input.metricConfig);
+    validateAgentInput(input);
     await this.checkTrunk(userId, input.sipTrunkId);
     const row = await this.deps.db
       .insertInto('agents')
@@ -97,7 +98,7 @@ export class AgentService {
   }
 
   async update(agentId: string, input: AgentInput): Promise<AgentView> {
-    validateMetricConfig(input.metricConfig);
+    validateAgentInput(input);
     if (input.sipTrunkId) {
       const owner = await this.deps.db
         .selectFrom('agents')
@@ -136,6 +137,17 @@ export class AgentService {
     return rows.map(toAgentView);
   }
 
+  /** Any agent by id (the admin API's read). */
+  async get(agentId: string): Promise<AgentView> {
+    const row = await this.deps.db
+      .selectFrom('agents')
+      .selectAll()
+      .where('id', '=', agentId)
+      .executeTakeFirst();
+    if (!row) throw new AppError('NOT_FOUND', 'Agent not found');
+    return toAgentView(row);
+  }
+
   /** The user's agent, active or not; another user's agent is as absent as a missing one. */
   async getForUser(userId: string, agentId: string): Promise<AgentView | null> {
     const row = await this.deps.db
@@ -148,10 +160,21 @@ export class AgentService {
   }
 }
 
-function validateMetricConfig(config: MetricConfig | undefined): void {
-  if (!config) return;
-  const seen = new Set<string>();
+/** The rules on an agent's input that its request schema cannot state; 400 with every field's errors. */
+function validateAgentInput(input: AgentInput): void {
+  const fieldErrors = {
+    ...metricConfigErrors(input.metricConfig),
+    ...(input.basicDetails ? validateAgentAi(input.basicDetails) : {}),
+  };
+  if (Object.keys(fieldErrors).length > 0) {
+    throw new AppError('INVALID_REQUEST', `Invalid ${Object.keys(fieldErrors).join(', ')}`, { fieldErrors });
+  }
+}
+
+function metricConfigErrors(config: MetricConfig | undefined): Record<string, string[]> {
   const fieldErrors: Record<string, string[]> = {};
+  if (!config) return fieldErrors;
+  const seen = new Set<string>();
   config.customMetrics.forEach((metric, index) => {
     const at = `metricConfig.customMetrics.${index}`;
     if (seen.has(metric.name)) fieldErrors[`${at}.name`] = [`duplicate metric name "${metric.name}"`];
@@ -160,9 +183,7 @@ function validateMetricConfig(config: MetricConfig | undefined): void {
       fieldErrors[`${at}.options`] = ['an enum metric needs at least one option'];
     }
   });
-  if (Object.keys(fieldErrors).length > 0) {
-    throw new AppError('INVALID_REQUEST', 'Invalid metricConfig', { fieldErrors });
-  }
+  return fieldErrors;
 }
 
 export function toAgentView(row: AgentRow): AgentView {

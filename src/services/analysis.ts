@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { json } from '../adapters/postgres/database.js';
+import { type AgentCallFields, agentCallFields } from '../domain/agent-call.js';
 import {
   type Analysis,
   type Analyzer,
@@ -10,8 +11,10 @@ import {
 } from '../domain/analysis.js';
 import type { CallStatus, TranscriptEntry } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
+import { singleCallUrl } from '../domain/webhooks.js';
 import type { CallService } from './calls.js';
 import type { Deps } from './deps.js';
+import { recordOptOut } from './suppressions.js';
 import { queueWebhook } from './webhooks.js';
 
 /** Attempts at a call's automatic analysis before its webhook goes out without one. */
@@ -41,7 +44,7 @@ export interface CallMetrics {
     transcription: TranscriptEntry[];
     summary: string | null;
     metricJson: Record<string, unknown> | null;
-  };
+  } & AgentCallFields;
   metricSchema: Record<string, unknown>;
 }
 
@@ -49,11 +52,13 @@ interface Claimed {
   id: string;
   user_id: string;
   batch_id: string | null;
+  phone_number: string;
   status: string;
   transcription: TranscriptEntry[] | null;
   summary: string | null;
   analysis_attempts: number;
   status_callback_url: string | null;
+  status_callback_events: string[] | null;
   metric_config: Record<string, unknown>;
   webhooks: Record<string, string> | null;
 }
@@ -87,8 +92,8 @@ export class AnalysisService {
                            analysis_due_at = ${new Date(now.getTime() + LEASE_MS)}
         from due
         where c.id = due.id
-        returning c.id, c.user_id, c.batch_id, c.status, c.transcription, c.summary, c.analysis_attempts,
-                  c.status_callback_url,
+        returning c.id, c.user_id, c.batch_id, c.phone_number, c.status, c.transcription, c.summary, c.analysis_attempts,
+                  c.status_callback_url, c.status_callback_events,
                   (select metric_config from agents a where a.id = c.agent_id) as metric_config,
                   (select webhooks from batches b where b.id = c.batch_id) as webhooks`.execute(db)
     ).rows;
@@ -157,6 +162,11 @@ export class AnalysisService {
       // A summary requested through the API meanwhile is kept: it is never regenerated.
       if (analysis) update = update.where('summary', 'is', null);
       const updated = await update.executeTakeFirst();
+      if (Number(updated.numUpdatedRows) > 0 && analysis && isOptOut(analysis)) {
+        // The callee asked not to be called again: on the list in the transaction that stores the
+        // analysis, so no later claim of this number (a retry, another batch) can miss it.
+        await recordOptOut(trx, { userId: row.user_id, phoneNumber: row.phone_number, callId: row.id, now });
+      }
       if (Number(updated.numUpdatedRows) === 0) {
         // The summary arrived through the API after the claim: keep it, and still send the webhook.
         const marked = await trx
@@ -167,7 +177,7 @@ export class AnalysisService {
           .executeTakeFirst();
         if (Number(marked.numUpdatedRows) === 0) return;
       }
-      const url = row.batch_id ? row.webhooks?.onCallComplete : row.status_callback_url;
+      const url = row.batch_id ? row.webhooks?.onCallComplete : singleCallUrl(row, 'call.completed');
       if (url) {
         await queueWebhook(trx, {
           userId: row.user_id,
@@ -200,6 +210,7 @@ export class AnalysisService {
         'calls.summary',
         'calls.metric_json',
         'calls.transcription',
+        'calls.phone_number',
         'agents.metric_config',
       ])
       .where('calls.id', '=', callId)
@@ -219,21 +230,28 @@ export class AnalysisService {
       metricConfig: config,
       callStatus: call.status,
     });
-    const saved = await db
-      .updateTable('calls')
-      .set({
-        summary: analysis.summary,
-        metric_json: json(analysis.metricJson),
-        analyzer: analysis.analyzer,
-        updated_at: this.deps.clock.now(),
-        ...(call.transcription && call.transcription.length > 0
-          ? {}
-          : { transcription: json(transcription) }),
-      })
-      .where('id', '=', callId)
-      .where('summary', 'is', null)
-      .returning(['summary', 'metric_json'])
-      .executeTakeFirst();
+    const now = this.deps.clock.now();
+    const saved = await db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('calls')
+        .set({
+          summary: analysis.summary,
+          metric_json: json(analysis.metricJson),
+          analyzer: analysis.analyzer,
+          updated_at: now,
+          ...(call.transcription && call.transcription.length > 0
+            ? {}
+            : { transcription: json(transcription) }),
+        })
+        .where('id', '=', callId)
+        .where('summary', 'is', null)
+        .returning(['summary', 'metric_json'])
+        .executeTakeFirst();
+      if (row && isOptOut(analysis)) {
+        await recordOptOut(trx, { userId, phoneNumber: call.phone_number, callId, now });
+      }
+      return row;
+    });
     if (saved?.summary) return stored(saved.summary, saved.metric_json, config);
     // Another request (or the background analysis) stored one first: that one is the summary.
     const winner = await db
@@ -265,6 +283,9 @@ export class AnalysisService {
         'calls.transcription',
         'calls.summary',
         'calls.metric_json',
+        'calls.ended_reason',
+        'calls.turns',
+        'calls.tool_calls',
         'contacts.name as contact_name',
         'agents.metric_config',
       ])
@@ -289,10 +310,16 @@ export class AnalysisService {
         transcription: row.transcription ?? [],
         summary: row.summary,
         metricJson: row.metric_json,
+        ...agentCallFields(row),
       },
       metricSchema: metricSchemaFor(toMetricConfig(row.metric_config)),
     };
   }
+}
+
+/** The analysis heard the callee ask never to be called again (issue 15's opt-out). */
+function isOptOut(analysis: Analysis): boolean {
+  return analysis.metricJson.intent === 'do_not_call';
 }
 
 function stored(

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { type BatchStatus, batchRatios } from '../domain/batch.js';
+import { isFinalBatch } from '../domain/batch-lifecycle.js';
 import type { CallStatus } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import type { LiveCallStatus } from '../ports.js';
@@ -22,6 +23,12 @@ export interface BatchStatistics {
     successRate: number;
     duplicates: number;
     cancelled: number;
+    /** Contacts skipped (never dialed) for want of a consent record under requireConsent. */
+    withoutConsent: number;
+    /** Contacts never dialed because their number is on the user's suppression list (final). */
+    suppressed: number;
+    /** Queued contacts outside their calling window, waiting for it to open (issue 15). */
+    waitingForWindow: number;
   };
   performance: { callsPerSecond: number; estimatedTimeRemaining: number | null; elapsedTime: number };
   timestamps: {
@@ -68,6 +75,41 @@ const round2 = (value: number) => Math.round(value * 100) / 100;
 
 const snapshotKey = (userId: string, batchId: string, limit: number | null) =>
   `${userId}\u0000${batchId}\u0000${limit ?? 'all'}`;
+
+/** How many of a batch's latest ended calls give the typical call length (about 2 s of reading at most). */
+const CALL_LENGTH_SAMPLE = 100;
+
+interface CallsUp {
+  /** Calls of the batch still up (dialing, ringing or talking). */
+  live: number;
+  /** When the latest of them was dialed. */
+  youngest: Date | null;
+  /** Mean dial-to-end length of the batch's latest ended calls; null before any ended. */
+  meanMs: number | null;
+}
+
+/**
+ * The time left of a running batch, in ms: the contacts not yet dialed at the observed rate, plus
+ * one call's length for the last of them to end; with nothing left to dial, until the latest call
+ * still up is expected to end. Contacts whose call is still up count as processed only when it
+ * ends, so without the calls' length a batch whose last calls talk for minutes read "0 s" that long.
+ * Never 0 while a call is up (at least 1 s), null when nothing is left and nothing is up.
+ */
+export function timeLeft(
+  remaining: number,
+  rate: number,
+  calls: CallsUp | null,
+  now: Date,
+  config: Pick<Deps['config'], 'estimatedMinutesPerCall'>,
+): number | null {
+  const live = calls?.live ?? 0;
+  const callMs = calls?.meanMs ?? config.estimatedMinutesPerCall * 60_000;
+  const toDial = Math.max(remaining - live, 0);
+  if (toDial > 0) return Math.round((toDial / rate) * 1000 + callMs);
+  if (live === 0) return null;
+  const age = calls?.youngest ? now.getTime() - calls.youngest.getTime() : 0;
+  return Math.max(Math.round(callMs - age), 1000);
+}
 
 /** How old a check-status snapshot may be. */
 const STATS_FRESH_MS = 250;
@@ -123,6 +165,24 @@ export class BatchReads {
     for (const [key, entry] of this.snapshots) if (entry.batchId === batchId) this.snapshots.delete(key);
   }
 
+  /** The batch's calls still up, and how long its latest calls lasted (dial to end), for the time left. */
+  private async callsUp(batchId: string): Promise<CallsUp> {
+    const { rows } = await sql<{ live: number; youngest: Date | null; mean_ms: number | null }>`
+      select
+        (select count(*)::int from calls where batch_id = ${batchId} and status = 'ONGOING') as live,
+        (select max(created_at) from calls where batch_id = ${batchId} and status = 'ONGOING') as youngest,
+        (select avg(extract(epoch from ended_at - created_at) * 1000)::float8 from (
+          select created_at, ended_at from calls
+          where batch_id = ${batchId} and ended_at is not null
+          order by created_at desc limit ${CALL_LENGTH_SAMPLE}) ended) as mean_ms`.execute(this.deps.db);
+    const row = rows[0];
+    return {
+      live: row?.live ?? 0,
+      youngest: row?.youngest ? new Date(row.youngest) : null,
+      meanMs: row?.mean_ms === null || row?.mean_ms === undefined ? null : Number(row.mean_ms),
+    };
+  }
+
   private async readStatus(userId: string, batchId: string, limit: number | null): Promise<BatchStatistics> {
     const { db, clock } = this.deps;
     const batch = await db
@@ -148,7 +208,8 @@ export class BatchReads {
       .orderBy('calls.created_at', 'desc')
       .orderBy('calls.id', 'desc');
     if (limit !== null) recentQuery = recentQuery.limit(limit);
-    const [recent, window] = await Promise.all([
+    const finished = isFinalBatch(batch.status);
+    const [recent, window, waiting, calls] = await Promise.all([
       recentQuery.execute(),
       db
         .selectFrom('calls')
@@ -157,11 +218,24 @@ export class BatchReads {
         .where('created_at', '>', new Date(now.getTime() - RATE_WINDOW_MS))
         .where('created_at', '<=', now)
         .executeTakeFirstOrThrow(),
+      // Only batches with a window have such contacts (batch_contacts_window_wait_idx, partial).
+      batch.calling_window === null
+        ? { n: 0 }
+        : db
+            .selectFrom('batch_contacts')
+            .select(sql<number>`count(*)::int`.as('n'))
+            .where('batch_id', '=', batchId)
+            .where('state', '=', 'queued')
+            .where('window_wait', '=', true)
+            .executeTakeFirstOrThrow(),
+      finished ? null : this.callsUp(batchId),
     ]);
     const pending = Math.max(
       batch.total -
         batch.processed -
-        (batch.status === 'cancelled' || batch.status === 'failed' ? batch.cancelled_jobs : 0),
+        batch.skipped -
+        (batch.status === 'cancelled' || batch.status === 'failed' ? batch.cancelled_jobs : 0) -
+        batch.suppressed,
       0,
     );
     const startedAt = batch.started_at;
@@ -172,8 +246,6 @@ export class BatchReads {
       ? Math.min(RATE_WINDOW_MS, Math.max(now.getTime() - startedAt.getTime(), 1000))
       : RATE_WINDOW_MS;
     const callsPerSecond = round2(window.n / (windowMs / 1000));
-    const finished =
-      batch.status === 'completed' || batch.status === 'cancelled' || batch.status === 'failed';
     const remaining = batch.total - batch.processed;
     const rate = callsPerSecond > 0 ? callsPerSecond : batch.max_calls_per_second;
     return {
@@ -190,10 +262,13 @@ export class BatchReads {
         ...batchRatios(batch),
         duplicates: batch.duplicates,
         cancelled: batch.cancelled_jobs,
+        withoutConsent: batch.skipped,
+        suppressed: batch.suppressed,
+        waitingForWindow: waiting.n,
       },
       performance: {
         callsPerSecond,
-        estimatedTimeRemaining: finished ? 0 : remaining > 0 ? Math.round((remaining / rate) * 1000) : null,
+        estimatedTimeRemaining: finished ? 0 : timeLeft(remaining, rate, calls, now, this.deps.config),
         elapsedTime: elapsed,
       },
       timestamps: {

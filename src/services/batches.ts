@@ -1,20 +1,22 @@
-import { sql } from 'kysely';
 import { type Db, json } from '../adapters/postgres/database.js';
+import type { CallingWindow } from '../domain/batch.js';
 import {
   type BatchStatus,
-  CANCELLABLE_BATCH_STATUSES,
   DEFAULT_RETRY,
   estimateMinutes,
-  isCancellable,
   isValidTimeZone,
   parseScheduledStart,
 } from '../domain/batch.js';
+import { canBatch } from '../domain/batch-lifecycle.js';
+import { isContactZone, parseCallingWindow, windowToRow } from '../domain/calling-window.js';
+import { consentError } from '../domain/consent.js';
 import { type BatchContactInput, distinctContacts } from '../domain/contacts.js';
-import { AppError } from '../domain/errors.js';
+import { AppError, fieldError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { representableInstant } from '../domain/input.js';
+import { cancelBatch, failBatch, pauseBatch, resumeBatch } from './batch-lifecycle.js';
 import type { Deps } from './deps.js';
-import { assertWebhookUrls, queueWebhook } from './webhooks.js';
+import { assertWebhookUrls } from './webhooks.js';
 
 export interface BatchOptionsInput {
   priority?: number;
@@ -22,13 +24,23 @@ export interface BatchOptionsInput {
   timezone?: string;
   maxCallsPerSecond?: number;
   retryStrategy?: { maxAttempts?: number; noAnswerDelay?: number; busyDelay?: number };
-  webhooks?: { onBatchComplete?: string; onCallComplete?: string; onBatchFailed?: string };
+  webhooks?: {
+    onBatchComplete?: string;
+    onCallComplete?: string;
+    onBatchFailed?: string;
+    onBatchEvent?: string;
+    /** call.started and call.answered of the batch's calls. */
+    onCallEvent?: string;
+  };
   tags?: string[];
+  requireConsent?: boolean;
+  callingWindow?: unknown;
 }
 
 export interface BatchCreateInput {
   agentId: string;
-  userId: string;
+  /** Optional: the API key names the user; the route refuses any other user before this is called. */
+  userId?: string;
   name?: string;
   contacts: BatchContactInput[];
   options?: BatchOptionsInput;
@@ -42,6 +54,63 @@ export interface BatchAccepted {
   links: { status: string; dashboard: string };
 }
 
+/** Contacts' consent records the schema cannot judge (an obtainedAt in the future): a 400 naming each. */
+function assertConsents(contacts: BatchContactInput[], now: Date): void {
+  const fieldErrors: Record<string, string[]> = {};
+  let first: string | null = null;
+  contacts.forEach((contact, index) => {
+    if (!contact.consent) return;
+    const problem = consentError(contact.consent, now);
+    if (!problem) return;
+    const field = `contacts.${index}.consent.${problem.field}`;
+    fieldErrors[field] = [problem.message];
+    first ??= `${field} ${problem.message}`;
+  });
+  if (first === null) return;
+  const more = Object.keys(fieldErrors).length - 1;
+  throw new AppError('INVALID_REQUEST', more > 0 ? `${first} (and ${more} more)` : first, { fieldErrors });
+}
+
+/**
+ * The batch's `options.callingWindow`, or null when it has none; a 400 naming each bad field
+ * (the times' shape is also in the body schema; this owns "end after start" and the days).
+ */
+export function readCallingWindow(value: unknown): CallingWindow | null {
+  if (value === undefined || value === null) return null;
+  const parsed = parseCallingWindow(value);
+  if ('window' in parsed) return parsed.window;
+  const fieldErrors: Record<string, string[]> = {};
+  for (const error of parsed.errors) {
+    const field = `options.${error.split(/[ :]/, 1)[0]}`;
+    fieldErrors[field] = [...(fieldErrors[field] ?? []), error.slice(error.indexOf(' ') + 1)];
+  }
+  throw new AppError('INVALID_REQUEST', `options.${parsed.errors[0]}`, { fieldErrors });
+}
+
+/** Contacts' own `timezone`s: each must be an IANA zone, else a 400 naming `contacts.<i>.timezone`. */
+export function assertContactZones(contacts: BatchContactInput[]): void {
+  // A 100,000-contact batch names a handful of zones: each is checked once.
+  const known = new Map<string, boolean>();
+  const fieldErrors: Record<string, string[]> = {};
+  let first: string | null = null;
+  contacts.forEach((contact, index) => {
+    const zone = contact.timezone;
+    if (zone === undefined) return;
+    let ok = known.get(zone);
+    if (ok === undefined) {
+      ok = isContactZone(zone);
+      known.set(zone, ok);
+    }
+    if (ok) return;
+    const field = `contacts.${index}.timezone`;
+    fieldErrors[field] = ['must be an IANA time zone such as America/Chicago'];
+    first ??= `${field}: unknown time zone ${JSON.stringify(zone)}`;
+  });
+  if (first === null) return;
+  const more = Object.keys(fieldErrors).length - 1;
+  throw new AppError('INVALID_REQUEST', more > 0 ? `${first} (and ${more} more)` : first, { fieldErrors });
+}
+
 /**
  * How long an ingesting process holds a batch before another may take the ingestion over. It is
  * renewed by every chunk (a chunk takes well under a second), and a takeover while the holder is
@@ -51,7 +120,27 @@ export const INGEST_LEASE_MS = 10_000;
 /** Contacts written per transaction: big enough for throughput, small enough to resume cheaply. */
 export const INGEST_CHUNK = 5_000;
 
+/** The answer of a pause or a resume. */
+export interface BatchStateChange {
+  success: true;
+  batchId: string;
+  status: 'paused' | 'scheduled' | 'pending' | 'processing';
+  message: string;
+}
+
 export type IngestStarter = (batchId: string, contacts: BatchContactInput[]) => void;
+
+/**
+ * The campaign's name as the dashboard and every read show it: trimmed, and 'Unknown' only when
+ * none was given. A name of spaces alone would show as a blank link on the dashboard, so it is
+ * refused like an empty one (the schema's minLength) instead of being stored.
+ */
+function batchName(given: string | undefined): string {
+  if (given === undefined) return 'Unknown';
+  const name = given.trim();
+  if (name === '') throw fieldError('name', 'must not be blank');
+  return name;
+}
 
 export class BatchService {
   private ingestStarter: IngestStarter | null = null;
@@ -66,9 +155,25 @@ export class BatchService {
   /**
    * Accepts a batch: checks everything that can be refused, then records the batch and the
    * request body in one transaction, and only then answers. Ingestion runs in the background.
+   * With `rawBody` null it only checks (the preflight): every refusal is thrown just as a POST
+   * would get it, nothing is written, and it returns null.
    */
-  async accept(userId: string, input: BatchCreateInput, rawBody: string): Promise<BatchAccepted> {
+  async accept(
+    userId: string,
+    input: BatchCreateInput,
+    rawBody: string,
+    /** Runs in the transaction that records the batch (the Idempotency-Key's record). */
+    onCommit?: (trx: Db, accepted: BatchAccepted) => Promise<void>,
+  ): Promise<BatchAccepted>;
+  async accept(userId: string, input: BatchCreateInput, rawBody: null): Promise<null>;
+  async accept(
+    userId: string,
+    input: BatchCreateInput,
+    rawBody: string | null,
+    onCommit?: (trx: Db, accepted: BatchAccepted) => Promise<void>,
+  ): Promise<BatchAccepted | null> {
     const { db, config, clock } = this.deps;
+    const name = batchName(input.name);
     const options = input.options ?? {};
     const timezone = options.timezone ?? 'UTC';
     if (!isValidTimeZone(timezone)) {
@@ -82,6 +187,8 @@ export class BatchService {
         'options.webhooks.onBatchComplete': hooks.onBatchComplete,
         'options.webhooks.onCallComplete': hooks.onCallComplete,
         'options.webhooks.onBatchFailed': hooks.onBatchFailed,
+        'options.webhooks.onBatchEvent': hooks.onBatchEvent,
+        'options.webhooks.onCallEvent': hooks.onCallEvent,
       },
       config.webhookAllowPrivate,
     );
@@ -98,6 +205,9 @@ export class BatchService {
       }
       if (scheduledStart.getTime() <= now.getTime()) throw new AppError('SCHEDULE_IN_PAST');
     }
+    assertConsents(input.contacts, now);
+    const callingWindow = readCallingWindow(options.callingWindow);
+    assertContactZones(input.contacts);
 
     const agent = await db
       .selectFrom('agents')
@@ -127,9 +237,25 @@ export class BatchService {
         { estimatedMinutesRequired: needed, availableMinutes: available },
       );
     }
+    if (rawBody === null) return null;
 
     const retry = options.retryStrategy ?? {};
     const batchId = newId('bat', now.getTime());
+    const duplicateNote =
+      duplicates > 0
+        ? `; ${duplicates} duplicate phone number${duplicates === 1 ? '' : 's'} will be dialed once`
+        : '';
+    const when = scheduledStart ? ` and dialed from ${scheduledStart.toISOString()}` : '';
+    const accepted: BatchAccepted = {
+      success: true,
+      batchId,
+      status: 'ingesting',
+      message: `Batch accepted: ${distinct.length} contact${distinct.length === 1 ? '' : 's'} will be ingested in the background${when}${duplicateNote}`,
+      links: {
+        status: `${config.publicUrl}/api/v1/batch/${batchId}/status`,
+        dashboard: `${config.publicUrl}/dashboard/batches/${batchId}`,
+      },
+    };
     await db.transaction().execute(async (trx) => {
       await trx
         .insertInto('batches')
@@ -137,7 +263,7 @@ export class BatchService {
           id: batchId,
           user_id: userId,
           agent_id: agent.id,
-          name: input.name ?? 'Unknown',
+          name,
           status: 'ingesting',
           priority: options.priority ?? 5,
           max_calls_per_second: options.maxCallsPerSecond ?? 10,
@@ -147,6 +273,9 @@ export class BatchService {
           timezone,
           scheduled_start_at: scheduledStart,
           tags: options.tags ?? [],
+          require_consent: options.requireConsent ?? false,
+          // SQL NULL when there is none (json(null) would store a JSON null).
+          calling_window: callingWindow ? json(windowToRow(callingWindow)) : undefined,
           webhooks: json(options.webhooks ?? null),
           submitted: input.contacts.length,
           total: distinct.length,
@@ -158,24 +287,11 @@ export class BatchService {
         })
         .execute();
       await trx.insertInto('batch_payloads').values({ batch_id: batchId, body: rawBody }).execute();
+      await onCommit?.(trx, accepted);
     });
 
     this.ingestStarter?.(batchId, distinct);
-    const duplicateNote =
-      duplicates > 0
-        ? `; ${duplicates} duplicate phone number${duplicates === 1 ? '' : 's'} will be dialed once`
-        : '';
-    const when = scheduledStart ? ` and dialed from ${scheduledStart.toISOString()}` : '';
-    return {
-      success: true,
-      batchId,
-      status: 'ingesting',
-      message: `Batch accepted: ${distinct.length} contact${distinct.length === 1 ? '' : 's'} will be ingested in the background${when}${duplicateNote}`,
-      links: {
-        status: `${config.publicUrl}/api/v1/batch/${batchId}/status`,
-        dashboard: `${config.publicUrl}/dashboard/batches/${batchId}`,
-      },
-    };
+    return accepted;
   }
 
   /**
@@ -187,32 +303,19 @@ export class BatchService {
     return db.transaction().execute(async (trx) => {
       const batch = await trx
         .selectFrom('batches')
-        .select(['id', 'status', 'total', 'ingested'])
+        .select(['id', 'status', 'total', 'ingested', 'user_id', 'agent_id', 'webhooks'])
         .where('id', '=', batchId)
         .where('user_id', '=', userId)
         .forUpdate()
         .executeTakeFirst();
       if (!batch) throw new AppError('NOT_FOUND');
-      if (!isCancellable(batch.status)) {
+      if (!canBatch(batch.status, 'cancel')) {
         throw new AppError(
           'BATCH_NOT_CANCELLABLE',
           `Batch ${batchId} is ${batch.status} and cannot be cancelled`,
         );
       }
-      const removed = await trx
-        .updateTable('batch_contacts')
-        .set({ state: 'cancelled', lease_until: null })
-        .where('batch_id', '=', batchId)
-        .where('state', '=', 'queued')
-        .executeTakeFirst();
-      const notIngested = batch.status === 'ingesting' ? batch.total - batch.ingested : 0;
-      const cancelledJobs = Number(removed.numUpdatedRows) + notIngested;
-      const now = clock.now();
-      await trx
-        .updateTable('batches')
-        .set({ status: 'cancelled', cancelled_jobs: cancelledJobs, completed_at: now, updated_at: now })
-        .where('id', '=', batchId)
-        .execute();
+      const cancelledJobs = await cancelBatch(trx, batch, clock.now());
       await trx.deleteFrom('batch_payloads').where('batch_id', '=', batchId).execute();
       return {
         success: true as const,
@@ -220,6 +323,61 @@ export class BatchService {
         status: 'cancelled' as const,
         cancelledJobs,
         message: `Batch cancelled: ${cancelledJobs} pending call${cancelledJobs === 1 ? '' : 's'} removed from the queue`,
+      };
+    });
+  }
+
+  /**
+   * Pauses a batch that may still dial: no new call starts; calls already up finish and are
+   * recorded (a retry they need is queued for after the resume). batch.paused goes to onBatchEvent,
+   * else onBatchComplete.
+   */
+  async pause(userId: string, batchId: string): Promise<BatchStateChange> {
+    return this.changeState(userId, batchId, 'pause');
+  }
+
+  /** Resumes a paused batch where it stopped; batch.resumed goes to onBatchEvent, else onBatchComplete. */
+  async resume(userId: string, batchId: string): Promise<BatchStateChange> {
+    return this.changeState(userId, batchId, 'resume');
+  }
+
+  private async changeState(
+    userId: string,
+    batchId: string,
+    event: 'pause' | 'resume',
+  ): Promise<BatchStateChange> {
+    const { db, clock } = this.deps;
+    return db.transaction().execute(async (trx): Promise<BatchStateChange> => {
+      const batch = await trx
+        .selectFrom('batches')
+        .select(['id', 'status', 'user_id', 'agent_id', 'webhooks', 'started_at', 'scheduled_start_at'])
+        .where('id', '=', batchId)
+        .where('user_id', '=', userId)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!batch) throw new AppError('NOT_FOUND');
+      if (!canBatch(batch.status, event)) {
+        throw event === 'pause'
+          ? new AppError(
+              'BATCH_NOT_PAUSABLE',
+              batch.status === 'ingesting'
+                ? `Batch ${batchId} is still ingesting its contacts; pause it once it is scheduled, pending or processing`
+                : `Batch ${batchId} is ${batch.status} and cannot be paused`,
+            )
+          : new AppError('BATCH_NOT_PAUSED', `Batch ${batchId} is ${batch.status}, not paused`);
+      }
+      const now = clock.now();
+      const status = (
+        event === 'pause' ? await pauseBatch(trx, batch, now) : await resumeBatch(trx, batch, now)
+      ) as BatchStateChange['status'];
+      return {
+        success: true as const,
+        batchId,
+        status,
+        message:
+          event === 'pause'
+            ? 'Batch paused: no new call starts; calls already up finish'
+            : `Batch resumed: ${status}`,
       };
     });
   }
@@ -238,52 +396,7 @@ export class BatchService {
     const { db, clock } = this.deps;
     return db.transaction().execute(async (trx) => {
       if (stillHolds && !(await stillHolds(trx))) return false;
-      const now = clock.now();
-      const updated = await trx
-        .updateTable('batches')
-        .set({
-          status: 'failed',
-          error_code: code,
-          error,
-          completed_at: now,
-          updated_at: now,
-          ingest_lease_until: null,
-        })
-        .where('id', '=', batchId)
-        .where('status', 'in', CANCELLABLE_BATCH_STATUSES)
-        .returning(['user_id', 'agent_id', 'webhooks', 'total', 'ingested'])
-        .executeTakeFirst();
-      if (!updated) return false;
-      const url = updated.webhooks?.onBatchFailed;
-      if (url) {
-        await queueWebhook(trx, {
-          userId: updated.user_id,
-          url,
-          payload: {
-            event: 'batch.failed',
-            batchId,
-            agentId: updated.agent_id,
-            error,
-            code,
-            timestamp: now.toISOString(),
-          },
-          batchId,
-          now,
-        });
-      }
-      const removed = await trx
-        .updateTable('batch_contacts')
-        .set({ state: 'cancelled', lease_until: null })
-        .where('batch_id', '=', batchId)
-        .where('state', '=', 'queued')
-        .executeTakeFirst();
-      // Once ingested, `ingested` equals `total`; before, the rest were never queued.
-      const neverQueued = updated.total - updated.ingested;
-      await trx
-        .updateTable('batches')
-        .set({ cancelled_jobs: sql`cancelled_jobs + ${Number(removed.numUpdatedRows) + neverQueued}` })
-        .where('id', '=', batchId)
-        .execute();
+      if (!(await failBatch(trx, batchId, { code, error }, clock.now()))) return false;
       await trx.deleteFrom('batch_payloads').where('batch_id', '=', batchId).execute();
       return true;
     });

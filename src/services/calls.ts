@@ -7,14 +7,16 @@ import {
   openDials,
   returnDial,
 } from '../adapters/postgres/dial-records.js';
+import { type AgentCallFields, agentCallFields, dialVariables } from '../domain/agent-call.js';
 import { dialAllowance, MINUTES_RESERVED_PER_CALL, type UserCallLoad } from '../domain/allowance.js';
 import { metricSchemaFor, toMetricConfig } from '../domain/analysis.js';
-import { type BatchStatus, batchRatios, nextStep } from '../domain/batch.js';
+import type { ConsentRecord } from '../domain/batch.js';
 import { type CallStatus, isSuccess, minutesToCharge, type TranscriptEntry } from '../domain/call.js';
+import { consentError, normalizeConsent } from '../domain/consent.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { E164_MESSAGE, normalizeE164 } from '../domain/phone.js';
-import type { BatchCompletedPayload, CallCompletedPayload } from '../domain/webhooks.js';
+import { type CallCompletedPayload, type CallEvent, singleCallUrl } from '../domain/webhooks.js';
 import type {
   CallEndedEvent,
   DialRecord,
@@ -23,9 +25,11 @@ import type {
   LiveCallStatus,
   Recording,
 } from '../ports.js';
+import { advanceBatchContacts, type EndingBatch, finishIfDone, returnContact } from './batch-lifecycle.js';
 import { callLoad } from './call-load.js';
 import type { Deps } from './deps.js';
 import { RecordingLinks } from './recording-links.js';
+import { isSuppressed } from './suppressions.js';
 import { assertWebhookUrls, queueWebhook } from './webhooks.js';
 
 export interface CallerDetails {
@@ -33,6 +37,8 @@ export interface CallerDetails {
   email?: string;
   company?: string | null;
   metadata?: Record<string, unknown>;
+  /** The contact's consent record (issue 15); replaces the stored one when given. */
+  consent?: ConsentRecord;
 }
 
 export interface DialInput {
@@ -40,7 +46,11 @@ export interface DialInput {
   agentConfigId: string;
   contactId?: string;
   callerDetails?: CallerDetails;
+  /** Values for the agent's {{variables}} on this call (stored with it). */
+  variables?: Record<string, string>;
   statusCallBackUrl?: string;
+  /** The events statusCallBackUrl hears of; default ["call.completed"]. */
+  statusCallBackEvents?: CallEvent[];
 }
 
 export interface DialResult {
@@ -50,8 +60,8 @@ export interface DialResult {
   status: 'ONGOING';
 }
 
-/** The spec's Persistent call status `data`. */
-export interface PersistentCallStatus {
+/** The spec's Persistent call status `data`, with the call's AI agent side (endedReason, turns, toolCalls, latency). */
+export interface PersistentCallStatus extends AgentCallFields {
   id: string;
   status: CallStatus;
   direction: string;
@@ -122,7 +132,12 @@ export class CallService {
    * it is the dial intent, and a unique index lets at most one call per contact be ONGOING, so two
    * concurrent dials to one contact resolve to one call and one 409.
    */
-  async dial(userId: string, input: DialInput): Promise<DialResult> {
+  async dial(
+    userId: string,
+    input: DialInput,
+    /** Runs in the transaction that records the dial intent (the Idempotency-Key's record). */
+    onCommit?: (trx: Db, result: DialResult) => Promise<void>,
+  ): Promise<DialResult> {
     const { db } = this.deps;
     assertWebhookUrls({ statusCallBackUrl: input.statusCallBackUrl }, this.deps.config.webhookAllowPrivate);
     const agent = await db
@@ -150,6 +165,14 @@ export class CallService {
         // records the dial intent, so two dials in any processes never both take the last place.
         assertMayDial(await callLoad(trx, userId, { lock: true }));
         const resolved = await this.resolveContact(trx, userId, input);
+        // A number on the user's suppression list is never dialed; throwing here rolls back the
+        // contact upsert too, so the refusal stores nothing and charges nothing.
+        if (await isSuppressed(trx, userId, resolved.phone_number)) {
+          throw new AppError(
+            'NUMBER_SUPPRESSED',
+            `${resolved.phone_number} is on your suppression list; remove it (DELETE /api/v1/suppressions/{phoneNumber}) to call it`,
+          );
+        }
         contactId = resolved.id;
         const earlier = await trx
           .selectFrom('calls')
@@ -175,12 +198,18 @@ export class CallService {
             summary: null,
             metric_json: json(null),
             status_callback_url: input.statusCallBackUrl ?? null,
+            // Kept only with a URL to send them to; null reads as the default.
+            status_callback_events: json(
+              input.statusCallBackUrl && input.statusCallBackEvents ? input.statusCallBackEvents : null,
+            ),
+            ...(input.variables ? { variables: json(input.variables) } : {}),
             created_at: now,
             answered_at: null,
             ended_at: null,
           })
           .execute();
         await openDials(trx, this.deps.dials.owner, [{ callId, provider: providerName }], now);
+        await onCommit?.(trx, dialResult(callId, resolved.id));
         return { contact: resolved, attempt: attemptNumber };
       }));
     } catch (error) {
@@ -215,6 +244,11 @@ export class CallService {
       attempt,
       agent: dialAgent,
       contact: { id: contact.id, name: contact.name },
+      variables: dialVariables(
+        { name: contact.name, phoneNumber: contact.phone_number, company: contact.company },
+        contact.metadata,
+        input.variables,
+      ),
     };
     try {
       await this.deps.provider.dial(request);
@@ -232,7 +266,7 @@ export class CallService {
       });
       throw new AppError('PROVIDER_ERROR', 'The voice provider could not place the call', { callId });
     }
-    return { message: 'Call initiated successfully', callId, contactId: contact.id, status: 'ONGOING' };
+    return dialResult(callId, contact.id);
   }
 
   /**
@@ -302,10 +336,8 @@ export class CallService {
       // The same lock order as a single end: the batch rows first (in id order, so two groups
       // never wait on each other in a circle), then the users whose minutes change, then the calls.
       const batches = (
-        await sql<LockedBatch>`
-          select b.id, b.status, b.total, b.processed, b.max_attempts, b.no_answer_delay_ms,
-                 b.busy_delay_ms, b.user_id, b.agent_id, b.webhooks, b.succeeded, b.failed,
-                 b.created_at, b.started_at
+        await sql<EndingBatch & { webhooks: Record<string, string> | null }>`
+          select b.id, b.status, b.max_attempts, b.no_answer_delay_ms, b.busy_delay_ms, b.webhooks
           from batches b
           where b.id in (select batch_id from calls where id = any(${ids}::text[]) and batch_id is not null)
           order by b.id
@@ -320,6 +352,7 @@ export class CallService {
         await sql<
           CallRow & {
             status_callback_url: string | null;
+            status_callback_events: string[] | null;
             batch_seq: number | null;
             attempt: number;
             minutes_charged: number;
@@ -329,7 +362,8 @@ export class CallService {
             status = x.status, duration = x.duration::int, answered_at = x.answered_at::timestamptz,
             ended_at = x.ended_at::timestamptz, error = x.error, transcription = x.transcription::jsonb,
             minutes_charged = x.charge::int, updated_at = ${now}, analysis_status = x.analysis,
-            sip_code = x.sip_code::int,
+            sip_code = x.sip_code::int, ended_reason = x.ended_reason, turns = x.turns::jsonb,
+            tool_calls = x.tool_calls::jsonb,
             analysis_due_at = case when x.analysis is null then null else ${now}::timestamptz end
           from unnest(
             ${ids}::text[], ${unique.map((e) => e.status)}::text[], ${unique.map((e) => String(e.duration))}::text[],
@@ -337,11 +371,15 @@ export class CallService {
             ${unique.map((e) => e.error)}::text[], ${unique.map((e) => JSON.stringify(e.transcription))}::text[],
             ${unique.map((e) => String(minutesToCharge(e.status, e.duration)))}::text[],
             ${unique.map((e) => (analysed(e) ? 'pending' : null))}::text[],
-            ${unique.map((e) => (e.sipCode == null ? null : String(e.sipCode)))}::text[]
-          ) as x(id, status, duration, answered_at, ended_at, error, transcription, charge, analysis, sip_code)
+            ${unique.map((e) => (e.sipCode == null ? null : String(e.sipCode)))}::text[],
+            ${unique.map((e) => e.endedReason ?? null)}::text[],
+            ${unique.map((e) => (e.turns ? JSON.stringify(e.turns) : null))}::text[],
+            ${unique.map((e) => (e.toolCalls ? JSON.stringify(e.toolCalls) : null))}::text[]
+          ) as x(id, status, duration, answered_at, ended_at, error, transcription, charge, analysis, sip_code,
+                 ended_reason, turns, tool_calls)
           where c.id = x.id and c.status = 'ONGOING'
           returning c.id, c.user_id, c.agent_id, c.contact_id, c.batch_id, c.status, c.phone_number, c.error,
-                    c.duration, c.created_at, c.status_callback_url, c.batch_seq, c.attempt, c.minutes_charged`.execute(
+                    c.duration, c.created_at, c.status_callback_url, c.status_callback_events, c.batch_seq, c.attempt, c.minutes_charged`.execute(
           trx,
         )
       ).rows;
@@ -356,10 +394,10 @@ export class CallService {
           where u.id = x.id`.execute(trx);
       }
       const eventById = new Map(unique.map((event) => [event.callId, event]));
-      const completedBatches = await advanceBatchContacts(trx, batches, rows, eventById, now);
+      const counted = await advanceBatchContacts(trx, batches, rows, eventById, now);
       for (const row of rows) {
         const batch = row.batch_id ? batches.find((b) => b.id === row.batch_id) : undefined;
-        const url = batch ? batch.webhooks?.onCallComplete : row.status_callback_url;
+        const url = batch ? batch.webhooks?.onCallComplete : singleCallUrl(row, 'call.completed');
         const event = eventById.get(row.id);
         if (url && event && !analysed(event)) {
           await queueWebhook(trx, {
@@ -372,14 +410,14 @@ export class CallService {
           });
         }
       }
-      for (const { batch, payload } of completedBatches) {
-        const url = batch.webhooks?.onBatchComplete;
-        if (url) await queueWebhook(trx, { userId: batch.user_id, url, payload, batchId: batch.id, now });
-      }
+      for (const batch of counted) await finishIfDone(trx, batch.id, now, batch);
       return rows;
     });
+    const recorded = new Map(unique.map((event) => [event.callId, event]));
     for (const row of done) {
       this.deps.metrics.callsEnded.inc({ status: row.status });
+      const event = recorded.get(row.id);
+      if (event) this.deps.metrics.observeAgentCall(event);
       await this.putLive(this.liveFromRow(row));
     }
     const changed = new Set(done.map((row) => row.id));
@@ -408,6 +446,9 @@ export class CallService {
         'calls.transcription',
         'calls.summary',
         'calls.metric_json',
+        'calls.ended_reason',
+        'calls.turns',
+        'calls.tool_calls',
         'contacts.name as contact_name',
         'agents.metric_config',
       ])
@@ -431,6 +472,7 @@ export class CallService {
         recordingUrl: this.recordingUrl(row.id, row.status, row.duration),
         summary: row.summary,
         metricJson: row.metric_json,
+        ...agentCallFields(row),
       },
       metricSchema: metricSchemaFor(toMetricConfig(row.metric_config)),
     };
@@ -511,6 +553,9 @@ export class CallService {
         'calls.contact_id',
         'calls.agent_id',
         'calls.sip_code',
+        'calls.ended_reason',
+        'calls.turns',
+        'calls.tool_calls',
         'contacts.name as contact_name',
         'agents.name as agent_name',
       ])
@@ -534,6 +579,7 @@ export class CallService {
       contactId: row.contact_id,
       agentId: row.agent_id,
       sipStatusCode: row.sip_code,
+      ...agentCallFields(row),
     };
   }
 
@@ -590,11 +636,15 @@ export class CallService {
           sip_trunk_id: string | null;
           contact_id: string;
           contact_name: string;
+          contact_company: string | null;
+          contact_metadata: Record<string, unknown> | null;
+          variables: Record<string, string> | null;
         }
       >`
         select c.id, c.phone_number, c.attempt, c.created_at, c.user_id, c.batch_id, c.batch_seq, c.provider,
-               a.id as agent_id, a.name as agent_name, a.basic_details, a.sip_trunk_id,
-               ct.id as contact_id, ct.name as contact_name, ${DIAL_RECORD_COLUMNS}
+               c.variables, a.id as agent_id, a.name as agent_name, a.basic_details, a.sip_trunk_id,
+               ct.id as contact_id, ct.name as contact_name, ct.company as contact_company,
+               ct.metadata as contact_metadata, ${DIAL_RECORD_COLUMNS}
         from calls c
         join agents a on a.id = c.agent_id
         join contacts ct on ct.id = c.contact_id
@@ -628,6 +678,11 @@ export class CallService {
         }),
         contact: { id: row.contact_id, name: row.contact_name },
         provider: row.provider,
+        variables: dialVariables(
+          { name: row.contact_name, phoneNumber: row.phone_number, company: row.contact_company },
+          row.contact_metadata,
+          row.variables,
+        ),
       };
       try {
         if (await this.settleOrphan(row, request, record)) handled++;
@@ -733,13 +788,7 @@ export class CallService {
         if (Number(removed.numDeletedRows) === 0) return false;
         // The call row goes only with a record still waiting; otherwise the delete is undone.
         if (!(await returnDial(trx, call.callId, owner))) throw new NotReturned();
-        await trx
-          .updateTable('batch_contacts')
-          .set({ state: 'queued', attempts: sql`attempts - 1`, call_id: null, lease_until: null })
-          .where('batch_id', '=', call.batchId)
-          .where('seq', '=', call.seq)
-          .where('call_id', '=', call.callId)
-          .execute();
+        await returnContact(trx, call);
         return true;
       })
       .catch((error: unknown) => {
@@ -835,6 +884,13 @@ export class CallService {
     }
     const details = input.callerDetails ?? {};
     const now = this.deps.clock.now();
+    const consentProblem = details.consent ? consentError(details.consent, now) : null;
+    if (consentProblem) {
+      const field = `callerDetails.consent.${consentProblem.field}`;
+      throw new AppError('INVALID_REQUEST', `${field} ${consentProblem.message}`, {
+        fieldErrors: { [field]: [consentProblem.message] },
+      });
+    }
     // One statement creates the contact or updates it with the details given, and always returns it.
     return db
       .insertInto('contacts')
@@ -846,6 +902,7 @@ export class CallService {
         email: details.email ?? null,
         company: details.company ?? null,
         metadata: json(details.metadata ?? {}),
+        consent: json(details.consent ? normalizeConsent(details.consent) : null),
       })
       .onConflict((oc) =>
         oc.columns(['user_id', 'phone_number']).doUpdateSet((eb) => ({
@@ -856,12 +913,17 @@ export class CallService {
             details.metadata !== undefined
               ? sql`contacts.metadata || excluded.metadata`
               : eb.ref('contacts.metadata'),
+          consent: details.consent !== undefined ? eb.ref('excluded.consent') : eb.ref('contacts.consent'),
           updated_at: now,
         })),
       )
       .returningAll()
       .executeTakeFirstOrThrow();
   }
+}
+
+function dialResult(callId: string, contactId: string): DialResult {
+  return { message: 'Call initiated successfully', callId, contactId, status: 'ONGOING' };
 }
 
 /** A call that was to go back to the queue went out meanwhile: the transaction is undone. */
@@ -879,146 +941,6 @@ const CALL_COLUMNS = [
   'duration',
   'created_at',
 ] as const;
-
-interface LockedBatch {
-  id: string;
-  status: BatchStatus;
-  total: number;
-  processed: number;
-  max_attempts: number;
-  no_answer_delay_ms: number;
-  busy_delay_ms: number;
-  user_id: string;
-  agent_id: string;
-  webhooks: Record<string, string> | null;
-  succeeded: number;
-  failed: number;
-  created_at: Date;
-  started_at: Date | null;
-}
-
-/** The onBatchComplete payload of a batch whose last `finished` contacts (`succeeded` of them) just finished. */
-function batchSummaryPayload(
-  batch: LockedBatch,
-  finished: number,
-  newlySucceeded: number,
-  now: Date,
-): BatchCompletedPayload {
-  const processed = batch.processed + finished;
-  const succeeded = batch.succeeded + newlySucceeded;
-  const failed = batch.failed + (finished - newlySucceeded);
-  return {
-    event: 'batch.completed',
-    batchId: batch.id,
-    agentId: batch.agent_id,
-    userId: batch.user_id,
-    statistics: {
-      total: batch.total,
-      processed,
-      succeeded,
-      failed,
-      ...batchRatios({ total: batch.total, processed, succeeded }),
-    },
-    timestamps: {
-      createdAt: batch.created_at.toISOString(),
-      startedAt: batch.started_at?.toISOString() ?? null,
-      completedAt: now.toISOString(),
-    },
-  };
-}
-
-/**
- * The batch side of a group of call ends: each contact is done (counted as succeeded or failed)
- * or queued for another attempt after its delay, in one statement, then each batch's counters move by the contacts that finished. Returns the
- * batches this completed, with their onBatchComplete payload.
- */
-async function advanceBatchContacts(
-  trx: Db,
-  batches: LockedBatch[],
-  rows: Array<{ id: string; batch_id: string | null; batch_seq: number | null; attempt: number }>,
-  events: Map<string, CallEndedEvent>,
-  now: Date,
-): Promise<Array<{ batch: LockedBatch; payload: BatchCompletedPayload }>> {
-  const byId = new Map(batches.map((batch) => [batch.id, batch]));
-  const moves: Array<{
-    batchId: string;
-    seq: number;
-    callId: string;
-    retry: boolean;
-    nextAt: Date | null;
-    outcome: string;
-  }> = [];
-  for (const row of rows) {
-    const batch = row.batch_id ? byId.get(row.batch_id) : undefined;
-    const event = events.get(row.id);
-    if (!batch || row.batch_seq === null || !event) continue;
-    const active =
-      batch.status === 'processing' || batch.status === 'pending' || batch.status === 'scheduled';
-    const step = active
-      ? nextStep(event.status, row.attempt, {
-          maxAttempts: batch.max_attempts,
-          noAnswerDelayMs: batch.no_answer_delay_ms,
-          busyDelayMs: batch.busy_delay_ms,
-        })
-      : ({ retry: false } as const);
-    moves.push({
-      batchId: batch.id,
-      seq: row.batch_seq,
-      callId: row.id,
-      retry: step.retry,
-      nextAt: step.retry ? new Date(Math.max(event.endedAt.getTime(), now.getTime()) + step.delayMs) : null,
-      outcome: event.status,
-    });
-  }
-  if (moves.length === 0) return [];
-  const moved = await sql<{ batch_id: string; call_id: string }>`
-    update batch_contacts bc set
-      state = case when x.retry then 'queued' else 'done' end,
-      outcome = x.outcome, lease_until = null,
-      next_attempt_at = coalesce(x.next_at::timestamptz, bc.next_attempt_at)
-    from unnest(
-      ${moves.map((m) => m.batchId)}::text[], ${moves.map((m) => m.seq)}::int[], ${moves.map((m) => m.callId)}::text[],
-      ${moves.map((m) => m.retry)}::boolean[], ${moves.map((m) => m.nextAt?.toISOString() ?? null)}::text[],
-      ${moves.map((m) => m.outcome)}::text[]
-    ) as x(batch_id, seq, call_id, retry, next_at, outcome)
-    where bc.batch_id = x.batch_id and bc.seq = x.seq and bc.state = 'dialing' and bc.call_id = x.call_id
-    returning bc.batch_id, bc.call_id`.execute(trx);
-  const finished = new Map<string, { processed: number; succeeded: number; lastSucceeded: boolean }>();
-  const moveByCall = new Map(moves.map((move) => [move.callId, move]));
-  for (const row of moved.rows) {
-    const move = moveByCall.get(row.call_id);
-    if (!move || move.retry) continue;
-    const tally = finished.get(row.batch_id) ?? { processed: 0, succeeded: 0, lastSucceeded: false };
-    tally.processed++;
-    if (isSuccess(move.outcome as CallEndedEvent['status'])) tally.succeeded++;
-    finished.set(row.batch_id, tally);
-  }
-  const completed: Array<{ batch: LockedBatch; payload: BatchCompletedPayload }> = [];
-  for (const [batchId, tally] of finished) {
-    const batch = byId.get(batchId) as LockedBatch;
-    const active =
-      batch.status === 'processing' || batch.status === 'pending' || batch.status === 'scheduled';
-    const completes = active && batch.processed + tally.processed >= batch.total;
-    await trx
-      .updateTable('batches')
-      .set({
-        processed: sql`processed + ${tally.processed}`,
-        succeeded: sql`succeeded + ${tally.succeeded}`,
-        failed: sql`failed + ${tally.processed - tally.succeeded}`,
-        updated_at: now,
-        ...(completes ? { status: 'completed' as const, completed_at: now } : {}),
-      })
-      .where('id', '=', batchId)
-      .execute();
-    if (completes) {
-      completed.push({
-        batch,
-        payload: batchSummaryPayload(batch, tally.processed, tally.succeeded, now),
-      });
-    }
-  }
-  return completed;
-}
 
 /**
  * A single dial's check: 402 without an unreserved minute, 429 CONCURRENCY_LIMIT at the user's

@@ -1,4 +1,7 @@
 import { sql } from 'kysely';
+import { type AgentCallFields, agentCallFields } from '../domain/agent-call.js';
+import type { ConsentRecord } from '../domain/batch.js';
+import { isFinalBatch } from '../domain/batch-lifecycle.js';
 import type { TranscriptEntry } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import type { BatchReads, BatchStatistics } from './batch-reads.js';
@@ -6,9 +9,12 @@ import type { Deps } from './deps.js';
 
 export interface BatchDashboard {
   batch: BatchStatistics;
-  /** Calls started per second over the batch's last ten minutes of activity: [unix seconds, count]. */
+  /**
+   * Calls started per second over the batch's last ten minutes of activity: [unix seconds, count],
+   * one point for every second of that span, 0 for the idle ones.
+   */
   series: Array<[number, number]>;
-  /** Calls by status (every attempt). */
+  /** Call attempts by status: a contact dialed three times counts three times. */
   outcomes: Record<string, number>;
   /** The latest calls with their summaries. */
   calls: Array<{
@@ -20,6 +26,8 @@ export interface BatchDashboard {
     contactName: string;
     summary: string | null;
     intent: string | null;
+    /** Whether anything was said: the list offers a transcript only then. */
+    hasTranscript: boolean;
   }>;
 }
 
@@ -27,6 +35,8 @@ export interface CallDetail {
   id: string;
   status: string;
   batchId: string | null;
+  /** The campaign's name, for the call page's breadcrumb; null for a single call. */
+  batchName: string | null;
   agentName: string;
   contactName: string;
   phoneNumber: string;
@@ -42,6 +52,29 @@ export interface CallDetail {
   analysisStatus: string | null;
   /** The carrier's final SIP answer, for calls through a SIP trunk. */
   sipCode: number | null;
+  /** The AI agent side: endedReason, turns, tool calls, voice-to-voice summary. */
+  agent: AgentCallFields;
+  /** The contact's consent record (issue 15), as the latest batch that gave one said; null: none. */
+  consent: ConsentRecord | null;
+}
+
+/** The chart's span at most: ten minutes, as the query reads. */
+const SERIES_SECONDS = 600;
+
+/**
+ * One point per second from the first call of the span to its end (now, while the batch runs), so
+ * the chart draws an idle second as 0 instead of a line across it from the last busy second.
+ */
+export function everySecond(points: Array<[number, number]>, now: number | null): Array<[number, number]> {
+  const first = points[0];
+  if (!first) return [];
+  const counts = new Map(points);
+  const last = points[points.length - 1]?.[0] ?? first[0];
+  const end = Math.max(last, now ?? last);
+  const start = Math.max(first[0], end - SERIES_SECONDS + 1);
+  const out: Array<[number, number]> = [];
+  for (let second = start; second <= end; second++) out.push([second, counts.get(second) ?? 0]);
+  return out;
 }
 
 /** Reads the dashboard needs beyond the public API's, each scoped to the signed-in user. */
@@ -74,6 +107,7 @@ export class DashboardReads {
           'calls.phone_number',
           'calls.summary',
           'calls.metric_json',
+          sql<boolean>`coalesce(jsonb_array_length(calls.transcription) > 0, false)`.as('has_transcript'),
           'contacts.name as contact_name',
         ])
         .where('calls.batch_id', '=', batchId)
@@ -85,7 +119,10 @@ export class DashboardReads {
     ]);
     return {
       batch,
-      series: series.rows.map((row) => [Number(row.second), row.count]),
+      series: everySecond(
+        series.rows.map((row) => [Number(row.second), row.count]),
+        isFinalBatch(batch.status) ? null : Math.floor(this.deps.clock.now().getTime() / 1000),
+      ),
       outcomes: Object.fromEntries(outcomes.rows.map((row) => [row.status, row.count])),
       calls: calls.map((row) => ({
         id: row.id,
@@ -96,6 +133,7 @@ export class DashboardReads {
         contactName: row.contact_name,
         summary: row.summary,
         intent: typeof row.metric_json?.intent === 'string' ? row.metric_json.intent : null,
+        hasTranscript: row.has_transcript,
       })),
     };
   }
@@ -105,6 +143,7 @@ export class DashboardReads {
       .selectFrom('calls')
       .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
       .innerJoin('agents', 'agents.id', 'calls.agent_id')
+      .leftJoin('batches', 'batches.id', 'calls.batch_id')
       .select([
         'calls.id',
         'calls.status',
@@ -121,8 +160,13 @@ export class DashboardReads {
         'calls.metric_json',
         'calls.analysis_status',
         'calls.sip_code',
+        'calls.ended_reason',
+        'calls.turns',
+        'calls.tool_calls',
         'contacts.name as contact_name',
+        'contacts.consent',
         'agents.name as agent_name',
+        'batches.name as batch_name',
       ])
       .where('calls.id', '=', callId)
       .where('calls.user_id', '=', userId)
@@ -132,6 +176,7 @@ export class DashboardReads {
       id: row.id,
       status: row.status,
       batchId: row.batch_id,
+      batchName: row.batch_name,
       agentName: row.agent_name,
       contactName: row.contact_name,
       phoneNumber: row.phone_number,
@@ -146,6 +191,8 @@ export class DashboardReads {
       metricJson: row.metric_json,
       analysisStatus: row.analysis_status,
       sipCode: row.sip_code,
+      agent: agentCallFields(row),
+      consent: row.consent,
     };
   }
 }

@@ -1,4 +1,7 @@
 import { sql } from 'kysely';
+import { latencySummary, type TurnMetrics } from '../domain/agent-call.js';
+import type { ConsentRecord } from '../domain/batch.js';
+import { contactZone } from '../domain/calling-window.js';
 import { AppError } from '../domain/errors.js';
 import type { Deps } from './deps.js';
 
@@ -25,6 +28,14 @@ export const EXPORT_COLUMNS = [
   'confidence',
   'customerSatisfaction',
   'metricJson',
+  'endedReason',
+  'voiceToVoiceP50Ms',
+  'voiceToVoiceP95Ms',
+  'timezone',
+  'waitingForWindow',
+  'windowOpensAt',
+  'consentSource',
+  'consentObtainedAt',
 ] as const;
 
 interface ExportRow {
@@ -44,6 +55,31 @@ interface ExportRow {
   ended_at: Date | null;
   summary: string | null;
   metric_json: Record<string, unknown> | null;
+  ended_reason: string | null;
+  turns: TurnMetrics[] | null;
+  timezone: string | null;
+  window_wait: boolean;
+  next_attempt_at: Date | null;
+  consent: ConsentRecord | null;
+}
+
+/**
+ * The export's finalStatus: the call's outcome for a contact done, else what kept it from being
+ * dialed (CANCELLED, SUPPRESSED, NO_CONSENT); empty while it waits or is being dialed.
+ */
+export function finalStatusOf(state: string, outcome: string | null): string | null {
+  switch (state) {
+    case 'done':
+      return outcome;
+    case 'cancelled':
+      return 'CANCELLED';
+    case 'suppressed':
+      return 'SUPPRESSED';
+    case 'skipped':
+      return 'NO_CONSENT';
+    default:
+      return null;
+  }
 }
 
 /** Text a spreadsheet would evaluate: starting with = or @ (or a tab or CR), or with + or - when it is more than a plain number (so "+14155550123" stays as it is). */
@@ -84,12 +120,20 @@ export class BatchExport {
   /** The CSV, a header line then one line per contact in batch order, read a page at a time. */
   async *csv(batchId: string): AsyncGenerator<string> {
     yield `${EXPORT_COLUMNS.join(',')}\r\n`;
+    const batch = await this.deps.db
+      .selectFrom('batches')
+      .select(['timezone', 'calling_window'])
+      .where('id', '=', batchId)
+      .executeTakeFirst();
+    const batchZone = batch?.timezone ?? 'UTC';
+    const hasWindow = batch?.calling_window != null;
     let after = -1;
     for (;;) {
       const rows = (
         await sql<ExportRow>`
           select bc.seq, bc.phone_number, bc.contact_id, ct.name, ct.email, ct.company, bc.state, bc.outcome,
-                 bc.attempts, bc.call_id, c.status as call_status, c.duration, c.sip_code, c.ended_at, c.summary, c.metric_json
+                 bc.attempts, bc.call_id, c.status as call_status, c.duration, c.sip_code, c.ended_at, c.summary, c.metric_json,
+                 c.ended_reason, c.turns, bc.timezone, bc.window_wait, bc.next_attempt_at, ct.consent
           from batch_contacts bc
           join contacts ct on ct.id = bc.contact_id
           left join calls c on c.id = bc.call_id
@@ -101,6 +145,8 @@ export class BatchExport {
       let chunk = '';
       for (const row of rows) {
         const metrics = row.metric_json ?? {};
+        const latency = latencySummary(row.turns ?? []);
+        const waiting = row.state === 'queued' && row.window_wait;
         const cells = [
           row.seq,
           row.phone_number,
@@ -109,7 +155,7 @@ export class BatchExport {
           row.email,
           row.company,
           row.state,
-          row.state === 'done' ? row.outcome : row.state === 'cancelled' ? 'CANCELLED' : null,
+          finalStatusOf(row.state, row.outcome),
           row.attempts,
           row.call_id,
           row.duration,
@@ -121,6 +167,15 @@ export class BatchExport {
           metrics.confidence,
           metrics.customerSatisfaction,
           row.metric_json,
+          row.ended_reason,
+          latency?.voiceToVoiceP50Ms,
+          latency?.voiceToVoiceP95Ms,
+          // The zone the window is read in; empty for a batch without a window.
+          hasWindow ? contactZone(row.timezone, row.phone_number, batchZone) : null,
+          hasWindow ? waiting : null,
+          waiting ? row.next_attempt_at?.toISOString() : null,
+          row.consent?.source,
+          row.consent?.obtainedAt,
         ];
         chunk += `${cells.map(csvCell).join(',')}\r\n`;
       }

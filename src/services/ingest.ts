@@ -1,7 +1,11 @@
 import { sql } from 'kysely';
 import type { Db } from '../adapters/postgres/database.js';
+import { initialContactState } from '../domain/batch-lifecycle.js';
+import { contactZone } from '../domain/calling-window.js';
+import { hasConsent, normalizeConsent } from '../domain/consent.js';
 import { type BatchContactInput, distinctContacts } from '../domain/contacts.js';
 import { newId } from '../domain/ids.js';
+import { markIngested, queueContacts } from './batch-lifecycle.js';
 import { type BatchService, INGEST_CHUNK, INGEST_LEASE_MS } from './batches.js';
 import type { Deps } from './deps.js';
 
@@ -121,7 +125,16 @@ export class BatchIngester {
     await yieldToEventLoop();
     const batch = await db
       .selectFrom('batches')
-      .select(['id', 'user_id', 'status', 'ingested', 'total', 'scheduled_start_at'])
+      .select([
+        'id',
+        'user_id',
+        'status',
+        'ingested',
+        'total',
+        'scheduled_start_at',
+        'timezone',
+        'require_consent',
+      ])
       .where('id', '=', batchId)
       .executeTakeFirst();
     if (batch?.status !== 'ingesting') return;
@@ -162,11 +175,15 @@ export class BatchIngester {
           .executeTakeFirst();
         if (current?.status !== 'ingesting') return false;
         const now = clock.now();
-        await queueChunk(trx, {
+        await queueContacts(trx, {
           batchId,
-          firstSeq: from,
-          contacts: chunk,
-          contactIds: ids,
+          rows: chunk.map((contact, index) => ({
+            seq: from + index,
+            contactId: ids[index] as string,
+            phone: contact.phoneNumber,
+            timezone: contactZone(contact.timezone ?? null, contact.phoneNumber, batch.timezone),
+            skipped: initialContactState(batch.require_consent, hasConsent(contact)) === 'skipped',
+          })),
           dueAt: startAt ?? now,
         });
         await trx
@@ -187,16 +204,8 @@ export class BatchIngester {
       await yieldToEventLoop();
     }
     await db.transaction().execute(async (trx) => {
-      const now = clock.now();
-      const next = startAt && startAt.getTime() > now.getTime() ? 'scheduled' : 'pending';
-      const done = await trx
-        .updateTable('batches')
-        .set({ status: next, ingest_lease_until: null, updated_at: now })
-        .where('id', '=', batchId)
-        .where('status', '=', 'ingesting')
-        .executeTakeFirst();
-      if (Number(done.numUpdatedRows) > 0)
-        await trx.deleteFrom('batch_payloads').where('batch_id', '=', batchId).execute();
+      const next = await markIngested(trx, batchId, startAt, clock.now());
+      if (next) await trx.deleteFrom('batch_payloads').where('batch_id', '=', batchId).execute();
     });
     this.deps.logger.info({ batchId, contacts: contacts.length }, 'batch ingested');
   }
@@ -243,6 +252,9 @@ async function upsertContacts(db: Db, userId: string, contacts: BatchContactInpu
   const byPhone: BatchContactInput[] = [];
   for (const contact of contacts) (contact.id && known.has(contact.id) ? byId : byPhone).push(contact);
 
+  // A consent record given replaces the stored one (the latest batch's word); none given keeps it.
+  const consentOf = (c: BatchContactInput) =>
+    c.consent ? JSON.stringify(normalizeConsent(c.consent)) : null;
   const contactIdByPhone = new Map<string, string>();
   if (byId.length > 0) {
     await sql`
@@ -251,28 +263,35 @@ async function upsertContacts(db: Db, userId: string, contacts: BatchContactInpu
         email = coalesce(x.email, c.email),
         company = coalesce(x.company, c.company),
         metadata = c.metadata || coalesce(x.meta::jsonb, '{}'::jsonb),
+        timezone = coalesce(x.tz, c.timezone),
+        consent = coalesce(x.consent::jsonb, c.consent),
         updated_at = now()
       from unnest(${byId.map((c) => c.id)}::text[], ${byId.map((c) => c.name ?? null)}::text[],
                   ${byId.map((c) => c.email ?? null)}::text[], ${byId.map((c) => c.company ?? null)}::text[],
-                  ${byId.map((c) => (c.metadata ? JSON.stringify(c.metadata) : null))}::text[])
-        as x(id, name, email, company, meta)
+                  ${byId.map((c) => (c.metadata ? JSON.stringify(c.metadata) : null))}::text[],
+                  ${byId.map((c) => c.timezone ?? null)}::text[], ${byId.map(consentOf)}::text[])
+        as x(id, name, email, company, meta, tz, consent)
       where c.id = x.id and c.user_id = ${userId}`.execute(db);
     for (const contact of byId) if (contact.id) contactIdByPhone.set(contact.phoneNumber, contact.id);
   }
   if (byPhone.length > 0) {
     const rows = await sql<{ id: string; phone_number: string }>`
-      insert into contacts (id, user_id, phone_number, name, email, company, metadata)
-      select x.id, ${userId}, x.phone, coalesce(x.name, 'Unknown'), x.email, x.company, coalesce(x.meta::jsonb, '{}'::jsonb)
+      insert into contacts (id, user_id, phone_number, name, email, company, metadata, timezone, consent)
+      select x.id, ${userId}, x.phone, coalesce(x.name, 'Unknown'), x.email, x.company, coalesce(x.meta::jsonb, '{}'::jsonb),
+             x.tz, x.consent::jsonb
       from unnest(${byPhone.map(() => newId('cnt'))}::text[], ${byPhone.map((c) => c.phoneNumber)}::text[],
                   ${byPhone.map((c) => c.name ?? null)}::text[], ${byPhone.map((c) => c.email ?? null)}::text[],
                   ${byPhone.map((c) => c.company ?? null)}::text[],
-                  ${byPhone.map((c) => (c.metadata ? JSON.stringify(c.metadata) : null))}::text[])
-        as x(id, phone, name, email, company, meta)
+                  ${byPhone.map((c) => (c.metadata ? JSON.stringify(c.metadata) : null))}::text[],
+                  ${byPhone.map((c) => c.timezone ?? null)}::text[], ${byPhone.map(consentOf)}::text[])
+        as x(id, phone, name, email, company, meta, tz, consent)
       on conflict (user_id, phone_number) do update set
         name = case when excluded.name = 'Unknown' then contacts.name else excluded.name end,
         email = coalesce(excluded.email, contacts.email),
         company = coalesce(excluded.company, contacts.company),
         metadata = contacts.metadata || excluded.metadata,
+        timezone = coalesce(excluded.timezone, contacts.timezone),
+        consent = coalesce(excluded.consent, contacts.consent),
         updated_at = now()
       returning id, phone_number`.execute(db);
     for (const row of rows.rows) contactIdByPhone.set(row.phone_number, row.id);
@@ -282,23 +301,4 @@ async function upsertContacts(db: Db, userId: string, contacts: BatchContactInpu
     if (!id) throw new Error(`no contact row for ${contact.phoneNumber}`);
     return id;
   });
-}
-
-interface QueuedChunk {
-  batchId: string;
-  firstSeq: number;
-  contacts: BatchContactInput[];
-  contactIds: string[];
-  dueAt: Date;
-}
-
-/** The batch's dial rows of one chunk; a row already there (a resumed chunk) is left as it is. */
-async function queueChunk(trx: Db, chunk: QueuedChunk): Promise<void> {
-  const seqs = chunk.contacts.map((_, index) => chunk.firstSeq + index);
-  const phones = chunk.contacts.map((contact) => contact.phoneNumber);
-  await sql`
-    insert into batch_contacts (batch_id, seq, contact_id, phone_number, state, next_attempt_at)
-    select ${chunk.batchId}, x.seq, x.contact_id, x.phone, 'queued', ${chunk.dueAt}
-    from unnest(${seqs}::int[], ${chunk.contactIds}::text[], ${phones}::text[]) as x(seq, contact_id, phone)
-    on conflict do nothing`.execute(trx);
 }

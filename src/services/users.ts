@@ -1,9 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { dialAllowance } from '../domain/allowance.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import { callLoad } from './call-load.js';
 import type { Deps } from './deps.js';
 import type { Sealer } from './sealing.js';
+
+/** GET /api/v1/account: what a user may still spend and run, and what runs now. */
+export interface AccountView {
+  userId: string;
+  availableMinutes: number;
+  /** Minutes held back for the calls in progress (one each), not yet charged. */
+  reservedMinutes: number;
+  maxConcurrentCalls: number;
+  /** Calls in progress (single and batch), the figure the concurrency limit is checked against. */
+  activeCalls: number;
+}
 
 export interface UserView {
   id: string;
@@ -83,6 +96,46 @@ export class UserService {
       .executeTakeFirst();
     if (!row) throw new AppError('NOT_FOUND', 'User not found');
     return toView(row);
+  }
+
+  /**
+   * Every user, newest first, in pages for `GET /admin/v1/users`. Ids are time-sortable
+   * (src/domain/ids.ts), so the id alone orders the list and is the cursor: a user created while
+   * an operator pages sorts before the first page, never between two pages.
+   */
+  async list(page: { limit: number; cursor?: string | undefined }): Promise<{
+    items: UserView[];
+    nextCursor: string | null;
+  }> {
+    let query = this.deps.db
+      .selectFrom('users')
+      .selectAll()
+      .orderBy('id', 'desc')
+      .limit(page.limit + 1);
+    if (page.cursor) query = query.where('id', '<', page.cursor);
+    const rows = await query.execute();
+    const items = rows.slice(0, page.limit);
+    const last = items.at(-1);
+    return {
+      items: items.map(toView),
+      nextCursor: rows.length > page.limit && last ? last.id : null,
+    };
+  }
+
+  /**
+   * The account view, from the same figures a dial is admitted on (call-load.ts and the allowance
+   * rule), read in one statement without a lock: a view, not a decision.
+   */
+  async account(userId: string): Promise<AccountView> {
+    const load = await callLoad(this.deps.db, userId, { lock: false });
+    if (!load) throw new AppError('NOT_FOUND', 'User not found');
+    return {
+      userId,
+      availableMinutes: load.availableMinutes,
+      reservedMinutes: dialAllowance(load).reservedMinutes,
+      maxConcurrentCalls: load.maxConcurrentCalls,
+      activeCalls: load.callsInProgress,
+    };
   }
 
   /** Changes the fields given; the others keep their values. */

@@ -190,6 +190,20 @@ export class WebhookService {
     }
     return result;
   }
+
+  /**
+   * The secrets that sign an agent's HTTP tool requests on a call: those of the call's user, the
+   * same as its webhooks (so a receiver checks both with one secret). Empty for an unknown call.
+   */
+  async signingSecretsForCall(callId: string): Promise<string[]> {
+    const call = await this.deps.db
+      .selectFrom('calls')
+      .select('user_id')
+      .where('id', '=', callId)
+      .executeTakeFirst();
+    if (!call) return [];
+    return (await this.signingSecrets([call.user_id])).get(call.user_id) ?? [];
+  }
 }
 
 function toView(row: {

@@ -4,6 +4,7 @@ import { type AttemptResult, afterAttempt, signatureHeaders } from '../domain/we
 import type { Deps } from '../services/deps.js';
 import type { WebhookService } from '../services/webhooks.js';
 import { assertDeliverableHost } from '../webhooks/address-guard.js';
+import { describeHttpError } from '../webhooks/http-error.js';
 
 export interface WebhookSenderOptions {
   deps: Deps;
@@ -217,7 +218,7 @@ export class WebhookSender {
       url = new URL(row.url);
       assertDeliverableHost(url, deps.config.webhookAllowPrivate);
     } catch (error) {
-      return { kind: 'error', error: describe(error), retryable: false };
+      return { kind: 'error', error: describeHttpError(error), retryable: false };
     }
     const headers = {
       'content-type': 'application/json',
@@ -246,7 +247,7 @@ export class WebhookSender {
       return { kind: 'rejected', status: answer.statusCode };
     } catch (error) {
       const forbidden = (error as { code?: unknown }).code === 'EWEBHOOKFORBIDDEN';
-      return { kind: 'error', error: describe(error), retryable: !forbidden };
+      return { kind: 'error', error: describeHttpError(error), retryable: !forbidden };
     }
   }
 }
@@ -257,20 +258,4 @@ function noSecret(): AttemptResult {
 
 function joinReasons(first: string | null, second: string): string {
   return first ? `${first}; ${second}` : second;
-}
-
-/** A short readable cause, unwrapping undici's nested `cause`. */
-function describe(error: unknown): string {
-  let current: unknown = error;
-  for (let depth = 0; depth < 3; depth++) {
-    const cause = (current as { cause?: unknown })?.cause;
-    if ((current as { code?: unknown })?.code === 'EWEBHOOKFORBIDDEN' || !cause) break;
-    current = cause;
-  }
-  if (current instanceof Error) {
-    if (current.name === 'TimeoutError' || current.name === 'AbortError')
-      return 'the receiver did not answer in time';
-    return current.message;
-  }
-  return String(current);
 }

@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { inject } from 'vitest';
@@ -12,16 +11,17 @@ import { type DatabaseHandle, openDatabase } from '../../src/adapters/postgres/d
 import { DbDialRecords } from '../../src/adapters/postgres/dial-records.js';
 import { migrate } from '../../src/adapters/postgres/migrate.js';
 import { RedisLiveCache } from '../../src/adapters/redis/live-cache.js';
-import { SimulatedVoiceProvider } from '../../src/adapters/voice/simulator.js';
+import type { SimulatedVoiceProvider } from '../../src/adapters/voice/simulator.js';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime, type Runtime, type RuntimeOverrides } from '../../src/main.js';
-import type { Clock, LiveCache } from '../../src/ports.js';
+import type { Clock, LiveCache, VoiceProvider } from '../../src/ports.js';
+import { queueCallProgress } from '../../src/services/call-events.js';
+import { deletePrefix, redisTestUrl } from './redis.js';
 
 export type StoreKind = 'postgres' | 'pglite';
 
 export const STORE: StoreKind = process.env.OUTDIAL_TEST_STORE === 'pglite' ? 'pglite' : 'postgres';
 export const DATABASE_TEST_URL = process.env.DATABASE_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-export const REDIS_TEST_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const JWT_SECRET = 'test-jwt-secret-0123456789-0123456789-abcdef';
 
@@ -84,8 +84,8 @@ export async function createTestStorage(kind: StoreKind = STORE): Promise<TestSt
 }
 
 /**
- * Redis for one test file: database 1 (never the default 0), under a key prefix of the file's own,
- * whose keys are deleted when the file is done. A prefix rather than FLUSHDB, so that two test
+ * Redis for one test file: the database REDIS_TEST_URL names, else 1 (test/helpers/redis.ts), under
+ * a key prefix of the file's own, whose keys are deleted when the file is done. A prefix rather than FLUSHDB, so that two test
  * runs on one machine (a developer's and a helper's) cannot wipe each other's keys.
  */
 export async function createTestCache(
@@ -97,7 +97,7 @@ export async function createTestCache(
     const cache = new MemoryLiveCache(clock ? { clock } : {});
     return { cache, redisUrl: null, prefix, dispose: () => cache.close() };
   }
-  const redisUrl = `${REDIS_TEST_URL}/1`;
+  const redisUrl = redisTestUrl(1);
   const cache = new RedisLiveCache({ url: redisUrl, keyPrefix: prefix });
   await cache.waitReady(5000);
   return {
@@ -111,25 +111,14 @@ export async function createTestCache(
   };
 }
 
-export async function deletePrefix(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    await redis.quit();
-  }
-}
-
 export interface TestApp {
   runtime: Runtime;
   storage: TestStorage;
   dataDir: string;
   provider: SimulatedVoiceProvider;
+  /** The file's Redis (database 1) and key prefix on the PostgreSQL path; null on PGlite (memory). */
+  redisUrl: string | null;
+  cachePrefix: string;
   /** fastify.inject with a bearer token added when `key` is given. */
   request(options: InjectOptions & { key?: string }): Promise<LightMyRequestResponse>;
   admin(method: InjectOptions['method'], url: string, payload?: unknown): Promise<LightMyRequestResponse>;
@@ -150,6 +139,8 @@ export interface TestAppOptions {
   overrides?: RuntimeOverrides;
   /** Start the background workers (the reconciler). */
   workers?: boolean;
+  /** Puts a provider of the test's own around the simulator (which stays `TestApp.provider`). */
+  wrapProvider?: (simulator: SimulatedVoiceProvider) => VoiceProvider;
 }
 
 export const FAST_SIM = { OUTDIAL_SIM_RING_MS: '30', OUTDIAL_SIM_TALK_MS: '150' };
@@ -170,21 +161,19 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...FAST_SIM,
     ...options.env,
   });
-  const dials = new DbDialRecords(database.db);
-  const provider = new SimulatedVoiceProvider({
-    ringMs: config.simRingMs,
-    talkMs: config.simTalkMs,
-    records: dials,
-    ...(clock ? { clock } : {}),
-  });
+  const dials = new DbDialRecords(database.db, undefined, { progress: queueCallProgress });
+  // The runtime builds the simulator from the config (an LLM configured: AI conversations), on
+  // the test's dial records and clock.
   const runtime = await createRuntime(config, {
     logger: pino({ level: 'silent' }),
     database,
     cache,
-    provider,
+    ...(options.wrapProvider ? { wrapSimulator: options.wrapProvider } : {}),
     dials,
     ...options.overrides,
   });
+  const provider = (options.overrides?.provider as SimulatedVoiceProvider | undefined) ?? runtime.simulator;
+  if (!provider) throw new Error('startTestApp: the runtime built no simulator');
   if (options.workers) runtime.startWorkers();
 
   const request: TestApp['request'] = ({ key, headers, ...rest }) =>
@@ -205,6 +194,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     storage,
     dataDir,
     provider,
+    redisUrl: testCache.redisUrl,
+    cachePrefix: testCache.prefix,
     request,
     admin,
     async createAccount(accountOptions = {}) {

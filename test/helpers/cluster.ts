@@ -1,16 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  ADMIN_TOKEN,
-  createTestStorage,
-  DATABASE_TEST_URL,
-  deletePrefix,
-  JWT_SECRET,
-  REDIS_TEST_URL,
-  type TestStorage,
-} from './app.js';
+import { ADMIN_TOKEN, createTestStorage, DATABASE_TEST_URL, JWT_SECRET, type TestStorage } from './app.js';
 import { type Child, childEnv, freePort, startCli } from './process.js';
+import { deleteKeysOf, keyIdsIn, redisTestUrl } from './redis.js';
 
 /** An `outdial api` process and worker processes sharing one PostgreSQL schema and one Redis database. */
 export interface Cluster {
@@ -26,13 +19,14 @@ export interface Cluster {
 
 /**
  * Starts the API (which seeds the demo user, agent and key it prints) and `workers` workers, with
- * fast simulated calls. `redisDb` keeps the file's Redis keys apart from other files running at once.
+ * fast simulated calls. `redisDb` is the file's own Redis database when REDIS_TEST_URL names none;
+ * when it names one, the files share it and each deletes only its own keys when done.
  */
 export async function startCluster(options: { redisDb: number; workers: number }): Promise<Cluster> {
   const children: Child[] = [];
   const storage = await createTestStorage('postgres');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-cluster-'));
-  const redisUrl = `${REDIS_TEST_URL}/${options.redisDb}`;
+  const redisUrl = redisTestUrl(options.redisDb);
   const dialsDir = path.join(dataDir, 'dials');
   const port = await freePort();
   const env = childEnv({
@@ -50,8 +44,9 @@ export async function startCluster(options: { redisDb: number; workers: number }
   });
   const stop = async () => {
     for (const child of children) await child.stop('SIGKILL');
+    const handle = await storage.open();
+    await deleteKeysOf(redisUrl, await keyIdsIn(handle.db));
     await storage.dispose();
-    await deletePrefix(redisUrl, 'outdial:');
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
   try {

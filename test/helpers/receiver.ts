@@ -10,8 +10,8 @@ export interface Received {
   at: number;
 }
 
-/** What the receiver does with a request: answer a status (and headers), or never answer. */
-export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+/** What the receiver does with a request: answer a status (and headers, and a body), or never answer. */
+export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
 
 /**
  * A real local webhook receiver: records every request and answers as `respond` decides
@@ -41,7 +41,7 @@ export class Receiver {
           res.on('close', () => this.hanging.delete(res));
           return;
         }
-        res.writeHead(answer.status, answer.headers).end('ok');
+        res.writeHead(answer.status, answer.headers).end(answer.body ?? 'ok');
       });
     });
   }

@@ -2,16 +2,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MemoryRateLimiter } from '../../src/adapters/memory/rate-limiter.js';
+import { buildVoiceModels } from '../../src/adapters/models/index.js';
 import type { Db } from '../../src/adapters/postgres/database.js';
 import { DbDialRecords } from '../../src/adapters/postgres/dial-records.js';
 import { migrate } from '../../src/adapters/postgres/migrate.js';
-import { OfflineConversationEngine } from '../../src/adapters/voice/conversation.js';
+import { LocalDiskRecordings } from '../../src/adapters/recordings/local-disk.js';
 import {
   type SipProviderOptions,
   type SipTrunk,
   SipVoiceProvider,
 } from '../../src/adapters/voice/sip/provider.js';
 import type { CallEndedEvent, DialRecords, DialRequest } from '../../src/ports.js';
+import { ScriptedConversationEngine } from '../../src/voice/engines/scripted.js';
 import { createTestStorage } from './app.js';
 
 /** Dial records on a PostgreSQL schema of their own, with this process's lease taken. */
@@ -61,8 +63,9 @@ export interface TestSipProvider {
 export function testSipProvider(
   trunk: (Partial<SipTrunk> & { port: number }) | null,
   records: DialRecords,
-  options: Partial<SipProviderOptions> = {},
+  options: Partial<SipProviderOptions> & { recordingRetentionDays?: number } = {},
 ): TestSipProvider {
+  const { recordingRetentionDays, ...rest } = options;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-sip-'));
   const ended: CallEndedEvent[] = [];
   const sip = new SipVoiceProvider({
@@ -70,12 +73,17 @@ export function testSipProvider(
     bindAddress: '127.0.0.1',
     sipPort: 0,
     rtpPorts: [44000, 44999],
-    dataDir,
+    recordings: new LocalDiskRecordings({
+      dir: path.join(dataDir, 'sip', 'recordings'),
+      retentionDays: recordingRetentionDays ?? null,
+    }),
     records,
     ringTimeoutMs: 5000,
     maxCallMs: 20_000,
     amd: true,
-    engine: new OfflineConversationEngine(),
+    engine: new ScriptedConversationEngine(),
+    // The offline model ports (pocketsphinx, espeak-ng), as a process without model servers has.
+    models: buildVoiceModels({ llm: null, stt: null, tts: null }),
     limiter: new MemoryRateLimiter(),
     trunk: async (id) =>
       trunk
@@ -90,7 +98,7 @@ export function testSipProvider(
             ...trunk,
           }
         : null,
-    ...options,
+    ...rest,
   });
   sip.onCallEnded(async (event) => {
     ended.push(event);

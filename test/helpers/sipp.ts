@@ -19,7 +19,16 @@ export interface Sipp {
  */
 export async function startSipp(
   scenario: string,
-  options: { calls?: number; cwd?: string; messageLog?: string; timeoutSeconds?: number } = {},
+  options: {
+    calls?: number;
+    cwd?: string;
+    messageLog?: string;
+    timeoutSeconds?: number;
+    /** Values for [keyword]s of the scenario (sipp's -key). */
+    keys?: Record<string, string>;
+    /** More of sipp's options (e.g. `-3pcc`). */
+    args?: string[];
+  } = {},
 ): Promise<Sipp> {
   const port = await freePort();
   const mediaPort = 2 * Math.floor((await freePort()) / 2);
@@ -37,6 +46,8 @@ export async function startSipp(
         '-timeout_error',
       ],
       ...(options.messageLog ? ['-trace_msg', '-message_file', options.messageLog] : []),
+      ...Object.entries(options.keys ?? {}).flatMap(([key, value]) => ['-key', key, value]),
+      ...(options.args ?? []),
     ],
     { stdio: 'ignore', ...(options.cwd ? { cwd: options.cwd } : {}) },
   );
@@ -48,7 +59,7 @@ export async function startSipp(
 
 /** From sipp's message log: how many calls it saw, the most up at once, and INVITEs in any second. */
 export function carrierLoad(messageLog: string): { calls: number; peak: number; invitesPerSecond: number } {
-  const spans = [...callsInLog(fs.readFileSync(messageLog, 'utf8')).values()];
+  const spans = [...callsInLog(messageLog).values()];
   return {
     calls: spans.length,
     peak: Math.max(
@@ -61,21 +72,51 @@ export function carrierLoad(messageLog: string): { calls: number; peak: number; 
   };
 }
 
-/**
- * Per Call-ID, when the INVITE arrived and when the call ended (its BYE), in ms, from sipp's
- * message log, where each message follows a line with its date and time.
- */
-function callsInLog(log: string): Map<string, { start: number; end: number }> {
-  const calls = new Map<string, { start: number; end: number }>();
+/** One SIP message of sipp's message log. */
+export interface LoggedMessage {
+  /** Wall-clock ms sipp logged it at. */
+  at: number;
+  /** True for what sipp sent, false for what it received. */
+  sent: boolean;
+  /** The request line or status line. */
+  startLine: string;
+  /** The message's text from its start line on. */
+  text: string;
+  /** A header's value ('' when absent). */
+  header(name: string): string;
+}
+
+/** Every SIP message of sipp's message log, where each follows a line with its date and time. */
+export function sipMessages(messageLog: string): LoggedMessage[] {
+  const log = fs.readFileSync(messageLog, 'latin1');
   const entries = log.split(/^-{5,} (\d{4}-\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}\.\d+)/m);
+  const messages: LoggedMessage[] = [];
   for (let i = 1; i < entries.length; i += 2) {
-    const at = Date.parse(`${(entries[i] ?? '').replace(/\s+/, 'T').slice(0, 23)}Z`);
-    const text = entries[i + 1] ?? '';
-    const callId = /^Call-ID:\s*(\S+)/im.exec(text)?.[1];
+    const entry = entries[i + 1] ?? '';
+    // Skip sipp's own twin-socket (3PCC) messages.
+    const kind = /^\s*UDP message (sent|received)/.exec(entry);
+    if (!kind) continue;
+    const text = entry.slice(entry.indexOf('\n', kind.index + 1) + 1).replace(/^\s+/, '');
+    messages.push({
+      at: Date.parse(`${(entries[i] ?? '').replace(/\s+/, 'T').slice(0, 23)}Z`),
+      sent: kind[1] === 'sent',
+      startLine: text.split(/\r?\n/, 1)[0] ?? '',
+      text,
+      header: (name) => new RegExp(`^${name}:[ \\t]*(.*?)\\s*$`, 'im').exec(text)?.[1] ?? '',
+    });
+  }
+  return messages;
+}
+
+/** Per Call-ID, when the INVITE arrived and when the call ended (its BYE), in ms. */
+function callsInLog(messageLog: string): Map<string, { start: number; end: number }> {
+  const calls = new Map<string, { start: number; end: number }>();
+  for (const message of sipMessages(messageLog)) {
+    const callId = message.header('Call-ID');
     if (!callId) continue;
     const span = calls.get(callId) ?? { start: Number.POSITIVE_INFINITY, end: 0 };
-    if (/^INVITE sip:/m.test(text)) span.start = Math.min(span.start, at);
-    if (/^BYE sip:/m.test(text)) span.end = Math.max(span.end, at);
+    if (message.startLine.startsWith('INVITE sip:')) span.start = Math.min(span.start, message.at);
+    if (message.startLine.startsWith('BYE sip:')) span.end = Math.max(span.end, message.at);
     calls.set(callId, span);
   }
   for (const [id, span] of calls) if (!Number.isFinite(span.start)) calls.delete(id);

@@ -5,6 +5,7 @@ import { type Account, startTestApp, type TestApp } from '../helpers/app.js';
 const ADMIN_ROUTES = (ids: { userId: string; agentId: string; keyId: string }) =>
   [
     ['POST', '/admin/v1/users', { name: 'x' }],
+    ['GET', '/admin/v1/users', undefined],
     ['GET', `/admin/v1/users/${ids.userId}`, undefined],
     ['PATCH', `/admin/v1/users/${ids.userId}`, { maxConcurrentCalls: 500 }],
     ['POST', `/admin/v1/users/${ids.userId}/credits`, { minutes: 5 }],

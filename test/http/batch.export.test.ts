@@ -72,6 +72,14 @@ describe('batch export', () => {
       'confidence',
       'customerSatisfaction',
       'metricJson',
+      'endedReason',
+      'voiceToVoiceP50Ms',
+      'voiceToVoiceP95Ms',
+      'timezone',
+      'waitingForWindow',
+      'windowOpensAt',
+      'consentSource',
+      'consentObtainedAt',
     ]);
     expect(rows.map((r) => r[1])).toEqual(['+14155559101', '+14155559102', '+14155550001']);
     expect(rows[0]?.[3]).toBe('Ann, "the boss"');
@@ -87,6 +95,7 @@ describe('batch export', () => {
     const busy = rows[2] ?? [];
     expect(busy.slice(6, 9)).toEqual(['done', 'BUSY', '1']);
     expect(busy[13]).toBe('');
+    expect(busy.slice(19)).toEqual(['', '', '', '', '', '', '', '']); // nobody answered: no endedReason, no turns; no calling window; no consent
   });
 
   it("refuses another user's batch, an unknown one, an unknown format and a missing key", async () => {

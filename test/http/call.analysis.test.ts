@@ -41,6 +41,7 @@ describe('call analysis endpoints', () => {
       interested: 'interested',
       not_interested: 'not_interested',
       callback: 'callback_requested',
+      do_not_call: 'do_not_call',
     }[scriptFor(number)];
     expect(body).toEqual({
       success: true,
@@ -63,6 +64,12 @@ describe('call analysis endpoints', () => {
           keyPoints: expect.any(Array),
           customerSatisfaction: expect.any(Number),
         },
+        // An AI call's agent side: a simulated call without an LLM holds the canned script, so it
+        // has no endedReason, no turns and no tool calls (AI calls: agent-calls and sim-ai-calls).
+        endedReason: null,
+        turns: [],
+        toolCalls: [],
+        latency: null,
       },
       metricSchema: expect.objectContaining({
         type: 'object',

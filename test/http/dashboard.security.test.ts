@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, startTestApp, type TestApp } from '../helpers/app.js';
+import { DashboardClient } from '../helpers/dashboard-client.js';
 
 /** The dashboard's guards, at the HTTP level: sessions, CSRF, redirects, headers, tenant isolation. */
 describe('dashboard security', () => {
@@ -13,41 +14,10 @@ describe('dashboard security', () => {
   });
   afterAll(() => t.close());
 
-  /** A browser's cookie jar, enough for these requests. */
-  class Browser {
-    cookies = new Map<string, string>();
-    header() {
-      return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    }
-    take(setCookie: string | string[] | undefined) {
-      for (const line of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
-        const [pair] = line.split(';');
-        const [name, value] = (pair ?? '').split('=');
-        if (name) this.cookies.set(name, value ?? '');
-      }
-    }
-    async get(url: string) {
-      const res = await t.request({ method: 'GET', url, headers: { cookie: this.header() } });
-      this.take(res.headers['set-cookie']);
-      return res;
-    }
-    async post(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
-      const res = await t.request({
-        method: 'POST',
-        url,
-        headers: { cookie: this.header(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
-        payload: new URLSearchParams(form).toString(),
-      });
-      this.take(res.headers['set-cookie']);
-      return res;
-    }
-    async csrf(url = '/sign-in') {
-      const res = await this.get(url);
-      return /name="_csrf" value="([^"]+)"/.exec(res.body)?.[1] ?? '';
-    }
-    async signIn(key: string, next = '/dashboard') {
-      const csrf = await this.csrf();
-      return this.post('/sign-in', { apiKey: key, _csrf: csrf, next });
+  /** A browser's cookie jar over this app. */
+  class Browser extends DashboardClient {
+    constructor() {
+      super(t);
     }
   }
 

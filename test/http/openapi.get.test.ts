@@ -34,6 +34,8 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/status/batch',
       '/api/v1/batch/list',
       '/api/v1/batch/cancel',
+      '/api/v1/batch/pause',
+      '/api/v1/batch/resume',
       '/api/v1/batch/{batchId}/export',
       '/api/v1/webhooks/deliveries',
       '/api/v1/call/create-summary',
@@ -62,6 +64,9 @@ describe('GET /api/v1/openapi.json', () => {
     for (const path of Object.keys(doc.paths)) expect(res.body, path).toContain(`<code>${path}</code>`);
     expect(res.body).toContain('id="webhooks"');
     expect(res.body).toContain('<code>call.completed</code>');
+    // Each operation's short summary, then what it does at length.
+    const exported = doc.paths['/api/v1/batch/{batchId}/export'].get;
+    expect(res.body).toContain(`<p><strong>${exported.summary}</strong> ${exported.description}</p>`);
     expect(res.body).not.toMatch(/(src|href)="https?:/);
   });
 
@@ -71,7 +76,16 @@ describe('GET /api/v1/openapi.json', () => {
     const result = await validator.validate(doc);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
-    expect(Object.keys(doc.webhooks)).toEqual(['call.completed', 'batch.completed', 'batch.failed']);
+    expect(Object.keys(doc.webhooks)).toEqual([
+      'call.started',
+      'call.answered',
+      'call.completed',
+      'batch.completed',
+      'batch.failed',
+      'batch.paused',
+      'batch.resumed',
+      'batch.cancelled',
+    ]);
     const call = doc.webhooks['call.completed'].post;
     expect(call.parameters.map((p: { name: string }) => p.name)).toEqual([
       'x-outdial-signature',

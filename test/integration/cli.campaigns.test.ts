@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStorage, DATABASE_TEST_URL, STORE, type TestStorage } from '../helpers/app.js';
-import { type Child, childEnv, freePort, runCli, startCli } from '../helpers/process.js';
+import { type Child, childEnv, freePort, ROOT, runCli, startCli } from '../helpers/process.js';
 
 /** The campaign CLI against a running `outdial serve`: a CSV in, a finished campaign out. */
 describe(`outdial batch and call commands (${STORE})`, () => {
@@ -88,7 +89,11 @@ describe(`outdial batch and call commands (${STORE})`, () => {
 
     const watched = await runCli(['batch', 'watch', batchId, '--every', '200'], env);
     expect(watched.code, watched.stderr).toBe(0);
-    expect(watched.stdout).toContain(`Batch ${batchId} completed: 3/3 processed`);
+    expect(watched.stdout).toContain(`Batch ${batchId} completed: 3/3 processed\n  3 succeeded, 0 failed`);
+    // Not a terminal (a log, CI): the progress lines on stderr are 80 columns at most too.
+    expect(watched.stderr).toMatch(/\] 100% 3\/3 ok 3 failed 0 [\d.]+ calls\/s completed$/m);
+    for (const line of `${watched.stdout}\n${watched.stderr}`.split('\n'))
+      expect(line.length).toBeLessThanOrEqual(80);
 
     const status = await runCli(['batch', 'status', batchId, '--json'], env);
     expect(JSON.parse(status.stdout)).toMatchObject({
@@ -101,6 +106,50 @@ describe(`outdial batch and call commands (${STORE})`, () => {
     expect(JSON.parse(listed.stdout).batches.map((b: { batchId: string }) => b.batchId)).toEqual([batchId]);
     const human = await runCli(['batch', 'list'], env);
     expect(human.stdout).toContain(`${batchId}  completed  3/3  From CSV`);
+  }, 60_000);
+
+  it('watches a campaign in an 80-column terminal without a line wider than the terminal', async () => {
+    const file = csv('watched.csv', [
+      'phone',
+      '+14155550171',
+      '+14155550172',
+      '+14155550173',
+      '+14155550174',
+    ]);
+    const created = await runCli(
+      ['batch', 'create', '--agent', agentId, '--csv', file, '--rate', '2', '--json'],
+      env,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const { batchId } = JSON.parse(created.stdout) as { batchId: string };
+    const ESC = String.fromCharCode(27);
+    // A real terminal: `script` gives the command a pseudo-terminal, sized with stty.
+    const command = `stty cols 80 rows 24; exec ${process.execPath} --import tsx src/cli/index.ts batch watch ${batchId} --every 200`;
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let screen = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      screen += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code, screen).toBe(0);
+    // What the terminal shows: a line ends at a newline, a carriage return or a move to column 1
+    // (how the bar redraws itself); other escape sequences take no room.
+    const shown = screen
+      .split(new RegExp(`\r\n|\r|\n|${ESC}\\[1?G`))
+      .map((line) => line.replace(new RegExp(`${ESC}\\[[0-9;?]*[A-Za-z]|${ESC}[78]`, 'g'), ''));
+    expect(shown).toContain(`Watching ${batchId} (Ctrl-C leaves the campaign running)`);
+    expect(
+      // The status the first look found: on a busy machine the campaign may be over by then.
+      shown.some((line) =>
+        /^\[[█░]+\] \d+% \d\/4 ok \d failed \d [\d.]+ calls\/s (processing|completed)$/.test(line),
+      ),
+    ).toBe(true);
+    expect(shown).toContain(`Batch ${batchId} completed: 4/4 processed`);
+    for (const line of shown) expect(line.length, line).toBeLessThanOrEqual(80);
   }, 60_000);
 
   it('cancels a scheduled campaign and dials a single call', async () => {
@@ -126,6 +175,9 @@ describe(`outdial batch and call commands (${STORE})`, () => {
     const cancelled = await runCli(['batch', 'cancel', batchId], env);
     expect(cancelled.code).toBe(0);
     expect(cancelled.stdout).toContain('Batch cancelled: 1 pending call removed from the queue');
+    const pause = await runCli(['batch', 'pause', batchId], env);
+    expect(pause.code).not.toBe(0);
+    expect(pause.stderr).toContain('cannot be paused');
     const dialed = await runCli(['call', 'dial', '--agent', agentId, '--to', '+14155550142', '--json'], env);
     expect(dialed.code, dialed.stderr).toBe(0);
     expect(JSON.parse(dialed.stdout)).toMatchObject({
@@ -209,6 +261,77 @@ describe(`outdial batch and call commands (${STORE})`, () => {
       ],
       env,
     );
-    expect(dry.stdout).toContain('1 contact would be sent; 1 row skipped');
+    // The server's preflight report; nothing is created.
+    expect(dry.stdout).toContain(
+      'Preflight (nothing created): 1 contact sent, 1 valid, 0 invalid, 0 duplicates; 1 CSV row not sent',
+    );
+    expect(dry.stdout).toContain('suppressed: 0, without consent: 0, outside their calling window now: 0');
+    expect(dry.stdout).toContain('Would be accepted: yes');
+    const listed = await runCli(['batch', 'list', '--json'], env);
+    expect(listed.stdout).not.toContain('+14155550151');
+    const poor = await runCli(
+      [
+        'batch',
+        'create',
+        '--agent',
+        'agt_unknown',
+        '--csv',
+        csv('dry2.csv', ['phone', '+14155550152']),
+        '--dry-run',
+      ],
+      env,
+    );
+    expect(poor.code).toBe(0);
+    expect(poor.stdout).toMatch(/Would be accepted: no: 404 Agent not found or inactive/);
+
+    // --dry-run --json: the report as JSON on stdout, the CSV rows not sent in it as well.
+    const dryJson = await runCli(
+      [
+        'batch',
+        'create',
+        '--agent',
+        agentId,
+        '--csv',
+        csv('dry3.csv', ['phone', '+14155550153', 'x', '+14155550153']),
+        '--dry-run',
+        '--json',
+      ],
+      env,
+    );
+    expect(dryJson.code, dryJson.stderr).toBe(0);
+    expect(JSON.parse(dryJson.stdout)).toEqual({
+      total: 2,
+      valid: 2,
+      invalid: [],
+      duplicates: 1,
+      suppressed: 0,
+      outsideWindowNow: 0,
+      withoutConsent: 0,
+      estimatedMinutes: 1,
+      availableMinutes: expect.any(Number),
+      wouldBeAccepted: true,
+      refusal: null,
+      csvRowsNotSent: [{ line: 3, message: '"x" is not a phone number' }],
+    });
+    expect(dryJson.stderr).toContain('dry3.csv:3: "x" is not a phone number (not sent)');
+    const refusedJson = await runCli(
+      [
+        'batch',
+        'create',
+        '--agent',
+        'agt_unknown',
+        '--csv',
+        csv('dry4.csv', ['phone', '+14155550154']),
+        '--dry-run',
+        '--json',
+      ],
+      env,
+    );
+    expect(refusedJson.code).toBe(0);
+    expect(JSON.parse(refusedJson.stdout)).toMatchObject({
+      wouldBeAccepted: false,
+      refusal: { status: 404 },
+      csvRowsNotSent: [],
+    });
   }, 60_000);
 });

@@ -131,6 +131,149 @@ describe(`outdial serve and the CLI, from a first start (${STORE})`, () => {
     expect(rotated.previousSecret).toBe(secret.secret);
   }, 180_000);
 
+  it("sets an agent's AI settings with agents create and update, and names a bad one", async () => {
+    const cli = (...args: string[]) => runCli(['--url', base, ...args, '--json'], env);
+    const json = async (...args: string[]) => {
+      const result = await cli(...args);
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stdout);
+    };
+    const instructionsFile = path.join(dataDir, 'prompt.txt');
+    fs.writeFileSync(instructionsFile, 'You are Ava from {{company}}.\nBe brief.');
+    const tool = {
+      name: 'book_demo',
+      description: 'Books a demo',
+      parameters: { type: 'object', properties: { day: { type: 'string' } } },
+      url: 'https://crm.example.com/book',
+    };
+    const toolsFile = path.join(dataDir, 'tools.json');
+    fs.writeFileSync(toolsFile, JSON.stringify([tool]));
+    const user = await json('users', 'create', '--name', 'AI team');
+    const agent = await json(
+      'agents',
+      'create',
+      '--user',
+      user.id,
+      '--name',
+      'Ava',
+      '--instructions-file',
+      instructionsFile,
+      '--first-message',
+      'Hi {{firstName}}!',
+      '--voicemail-message',
+      'Call us back.',
+      '--transfer-number',
+      '+14155550100',
+      '--tools-file',
+      toolsFile,
+      '--max-duration',
+      '600',
+      '--min-speech-ms',
+      '400',
+      '--ignore-words',
+      'yeah, uh-huh ,okay',
+      '--reprompt-ms',
+      '6000',
+      '--hangup-ms',
+      '15000',
+    );
+    expect(agent.basicDetails).toEqual({
+      instructions: 'You are Ava from {{company}}.\nBe brief.',
+      firstMessage: 'Hi {{firstName}}!',
+      voicemailMessage: 'Call us back.',
+      transferNumber: '+14155550100',
+      tools: [tool],
+      maxDurationSeconds: 600,
+      interruption: { minSpeechMs: 400, ignoreWords: ['yeah', 'uh-huh', 'okay'] },
+      silence: { repromptMs: 6000, hangupMs: 15000 },
+    });
+    // update changes the flags given and keeps the rest, interruption and silence field by field.
+    const updated = await json(
+      'agents',
+      'update',
+      agent.id,
+      '--instructions',
+      'Shorter.',
+      '--hangup-ms',
+      '30000',
+      '--max-duration',
+      'none',
+    );
+    expect(updated.basicDetails).toEqual({
+      ...agent.basicDetails,
+      instructions: 'Shorter.',
+      maxDurationSeconds: null,
+      silence: { repromptMs: 6000, hangupMs: 30000 },
+    });
+    const refused = await cli('agents', 'update', agent.id, '--transfer-number', 'reception');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('basicDetails.transferNumber');
+    const missing = await cli('agents', 'update', agent.id, '--tools-file', path.join(dataDir, 'nope.json'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('cannot read the tools file');
+    expect((await json('agents', 'list', '--user', user.id)).agents[0].basicDetails.instructions).toBe(
+      'Shorter.',
+    );
+  }, 180_000);
+
+  it('lists users a page at a time, and shows when each API key expires', async () => {
+    const cli = (...args: string[]) => runCli(['--url', base, ...args], env);
+    const created = [];
+    for (const name of ['Lister A', 'Lister B', 'Lister C']) {
+      const res = await cli(
+        'users',
+        'create',
+        '--name',
+        name,
+        '--email',
+        `${name.at(-1)}@list.test`,
+        '--json',
+      );
+      created.push(JSON.parse(res.stdout) as { id: string });
+    }
+    const all = await cli('users', 'list', '--json');
+    expect(all.code, all.stderr).toBe(0);
+    const everyone = JSON.parse(all.stdout) as { users: Array<{ id: string }>; nextCursor: string | null };
+    expect(everyone.nextCursor).toBeNull();
+    // Newest first: the three just created lead, the demo user (the first ever) closes the list.
+    expect(everyone.users.slice(0, 3).map((u) => u.id)).toEqual(created.map((u) => u.id).reverse());
+    expect(everyone.users.at(-1)?.id).toBe(demo.userId);
+
+    // Page by page with the printed cursor: the same users, each once.
+    const paged: string[] = [];
+    let cursorArgs: string[] = [];
+    for (let pages = 0; pages < 50; pages++) {
+      const res = await cli('users', 'list', '--limit', '2', ...cursorArgs);
+      expect(res.code, res.stderr).toBe(0);
+      paged.push(...[...res.stdout.matchAll(/^(usr_\S+)\s/gm)].map((m) => m[1] ?? ''));
+      const more = res.stdout.match(/^More: outdial users list --cursor (\S+)$/m);
+      if (!more) break;
+      cursorArgs = ['--cursor', more[1] ?? ''];
+    }
+    expect(paged).toEqual(everyone.users.map((u) => u.id));
+    const human = await cli('users', 'list', '--limit', '1');
+    expect(human.stdout).toMatch(
+      new RegExp(`^${created[2]?.id}\\s+0 min\\s+max\\s+10 calls\\s+Lister C <C@list.test>$`, 'm'),
+    );
+
+    const bad = await cli('users', 'list', '--cursor', 'nope');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('cursor');
+    const noToken = await runCli(['--url', base, '--admin-token', 'wrong-token-wrong', 'users', 'list'], env);
+    expect(noToken.code).toBe(1);
+    expect(noToken.stderr).toContain('401');
+
+    const userId = created[0]?.id ?? '';
+    await cli('keys', 'create', '--user', userId, '--name', 'lasting');
+    await cli('keys', 'create', '--user', userId, '--name', 'expiring', '--expires', '2031-05-06T07:08:09Z');
+    const keys = await cli('keys', 'list', '--user', userId);
+    expect(keys.code, keys.stderr).toBe(0);
+    expect(keys.stdout).toMatch(
+      /^key_\S+ {2}active {3}expires 2031-05-06T07:08:09\.000Z {2}last used never {2}expiring$/m,
+    );
+    expect(keys.stdout).toMatch(/^key_\S+ {2}active {3}expires never {2}last used never {2}lasting$/m);
+  }, 120_000);
+
   it('prints human lines without --json, and fails clearly with a bad token or an unreachable server', async () => {
     const human = await runCli(
       ['--url', base, '--admin-token', demo.adminToken, 'users', 'create', '--name', 'Plain'],

@@ -1,18 +1,13 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutdialClient, OutdialError, verifyWebhook } from '../../src/client/index.js';
-import { createTestStorage, DATABASE_TEST_URL, eventually, STORE, type TestStorage } from '../helpers/app.js';
-import { type Child, childEnv, freePort, startCli } from '../helpers/process.js';
+import { eventually, STORE } from '../helpers/app.js';
 import { Receiver } from '../helpers/receiver.js';
+import { type Served, serveApp } from '../helpers/serve.js';
 
 /** The TypeScript client against a real `outdial serve`, webhooks verified with its verifyWebhook. */
 describe(`TypeScript client (${STORE})`, () => {
-  let storage: TestStorage | null = null;
-  let server: Child;
+  let served: Served;
   let receiver: Receiver;
-  let dataDir: string;
   let client: OutdialClient;
   let base: string;
   let agentId: string;
@@ -20,43 +15,23 @@ describe(`TypeScript client (${STORE})`, () => {
 
   beforeAll(async () => {
     receiver = await Receiver.start();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-client-'));
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    let databaseUrl: string | undefined;
-    if (STORE === 'postgres') {
-      storage = await createTestStorage('postgres');
-      databaseUrl = `${DATABASE_TEST_URL}?options=${encodeURIComponent(`-c search_path=${storage.schema}`)}`;
-    }
-    server = startCli(
-      ['serve'],
-      childEnv({
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        OUTDIAL_DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        OUTDIAL_SIM_RING_MS: '20',
-        OUTDIAL_SIM_TALK_MS: '100',
-        OUTDIAL_WEBHOOK_ALLOW_PRIVATE: 'true',
-      }),
+    served = await serveApp(
+      { OUTDIAL_SIM_RING_MS: '20', OUTDIAL_SIM_TALK_MS: '100', OUTDIAL_WEBHOOK_ALLOW_PRIVATE: 'true' },
+      'outdial-client-',
     );
-    await server.waitFor(/API key:\s+\S+\n/, 90_000);
-    const out = server.output();
-    agentId = out.match(/agent:\s+(agt_\S+)/)?.[1] ?? '';
-    const userId = out.match(/user:\s+(usr_\S+)/)?.[1] ?? '';
-    const adminToken = out.match(/Admin token[^\n]*\n\s+(\S+)/)?.[1] ?? '';
-    client = new OutdialClient({ baseUrl: base, apiKey: out.match(/API key:\s+(\S+)/)?.[1] ?? '' });
-    const reply = await fetch(`${base}/admin/v1/users/${userId}/webhook-secret`, {
-      headers: { authorization: `Bearer ${adminToken}` },
+    base = served.base;
+    const { demo } = served;
+    agentId = demo.agentId;
+    client = new OutdialClient({ baseUrl: base, apiKey: demo.key });
+    const reply = await fetch(`${base}/admin/v1/users/${demo.userId}/webhook-secret`, {
+      headers: { authorization: `Bearer ${demo.adminToken}` },
     });
     secret = ((await reply.json()) as { secret: string }).secret;
   }, 120_000);
 
   afterAll(async () => {
-    await server?.stop();
+    await served?.close();
     await receiver?.close();
-    await storage?.dispose();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('dials a call, follows it, and reads its analysis', async () => {
@@ -75,6 +50,23 @@ describe(`TypeScript client (${STORE})`, () => {
     expect((await client.call(dialed.callId)).status).toBe('COMPLETED');
     const summary = await client.createSummary(dialed.callId, [{ role: 'user', content: 'anything' }]);
     expect(summary.summary).toBe(metrics.call.summary);
+  });
+
+  it('sends an Idempotency-Key: a retried createBatch answers the first batch, another body is refused', async () => {
+    const request = {
+      agentId,
+      contacts: [{ phoneNumber: '+14155550171' }],
+      options: { scheduledStartTime: new Date(Date.now() + 86_400_000).toISOString() },
+    };
+    const first = await client.createBatch(request, { idempotencyKey: 'client-retry-1' });
+    const again = await client.createBatch(request, { idempotencyKey: 'client-retry-1' });
+    expect(again.batchId).toBe(first.batchId);
+    const other = await client
+      .createBatch({ ...request, name: 'Another' }, { idempotencyKey: 'client-retry-1' })
+      .catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(OutdialError);
+    expect((other as OutdialError).status).toBe(422);
+    await client.cancelBatch(first.batchId);
   });
 
   it('runs a campaign to its end, exports it, and verifies its webhooks', async () => {
@@ -119,6 +111,41 @@ describe(`TypeScript client (${STORE})`, () => {
       return list.every((d) => d.status === 'succeeded') ? list : undefined;
     });
     expect(deliveries).toHaveLength(2);
+  });
+
+  it('preflights a batch without creating it, and reads the account', async () => {
+    const report = await client.preflightBatch({
+      agentId,
+      contacts: [{ phoneNumber: '+14155550171' }, { phoneNumber: '+14155550171' }, { phoneNumber: '12' }],
+    });
+    expect(report).toMatchObject({ total: 3, valid: 2, duplicates: 1, wouldBeAccepted: false });
+    expect(report.invalid.map((c) => c.index)).toEqual([2]);
+    expect(report.refusal).toMatchObject({ status: 400, code: 'INVALID_REQUEST' });
+    expect(JSON.stringify(await client.listBatches())).not.toContain('+14155550171');
+    const account = await client.account();
+    expect(account).toEqual({
+      userId: expect.stringMatching(/^usr_/),
+      availableMinutes: expect.any(Number),
+      reservedMinutes: expect.any(Number),
+      maxConcurrentCalls: expect.any(Number),
+      activeCalls: expect.any(Number),
+    });
+  });
+
+  it('pauses and resumes a batch', async () => {
+    const { batchId } = await client.createBatch({
+      agentId,
+      contacts: [{ phoneNumber: '+14155550161' }],
+      options: { scheduledStartTime: '2099-01-01T00:00:00Z' },
+    });
+    await eventually(async () => ((await client.batch(batchId)).status === 'scheduled' ? true : undefined));
+    expect(await client.pauseBatch(batchId)).toMatchObject({ success: true, batchId, status: 'paused' });
+    expect(await client.resumeBatch(batchId)).toMatchObject({ success: true, batchId, status: 'scheduled' });
+    await expect(client.resumeBatch(batchId)).rejects.toMatchObject({
+      status: 400,
+      body: { error: 'Bad Request', code: 'BATCH_NOT_PAUSED' },
+    });
+    await client.cancelBatch(batchId);
   });
 
   it('turns error answers into OutdialError with the spec body', async () => {

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,11 +8,14 @@ import { ROOT } from '../helpers/process.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.join(ROOT, 'test/artifacts');
+// axe-core's own file, run in the page through the DevTools protocol: a <script> tag added by the
+// test (addScriptTag) is inline, which the dashboard's CSP rightly refuses, and the CSP stays on.
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core'), 'utf8');
 
 /**
  * The dashboard in a real browser (Debian's Chromium through playwright-core): sign in, watch a
  * campaign finish, open a call, cancel a campaign, create and revoke a key. Each page is saved as
- * a screenshot under test/artifacts/.
+ * a screenshot under test/artifacts/ and checked by axe-core (WCAG and best practices, 0 violations).
  */
 describe(`dashboard in a browser (${STORE})`, () => {
   let t: TestApp;
@@ -21,7 +25,12 @@ describe(`dashboard in a browser (${STORE})`, () => {
   let browser: Browser;
   let page: Page;
   beforeAll(async () => {
-    t = await startTestApp({ workers: true, overrides: { dispatchTickMs: 50 } });
+    // Calls talk for 3 s, so a campaign has a moment with everyone dialed and calls still up.
+    t = await startTestApp({
+      workers: true,
+      overrides: { dispatchTickMs: 50 },
+      env: { OUTDIAL_SIM_TALK_MS: '3000' },
+    });
     await t.runtime.app.listen({ port: 0, host: '127.0.0.1' });
     const address = t.runtime.app.server.address();
     base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -39,24 +48,67 @@ describe(`dashboard in a browser (${STORE})`, () => {
   /** The campaign's status badge once it reads `status` (the page updates it by itself). */
   const statusShown = (status: string) =>
     page.locator('[data-field="status"]', { hasText: new RegExp(`^${status}$`) });
-  const shot = (name: string) =>
-    page.screenshot({ path: path.join(ARTIFACTS, `${STORE}-${name}.png`), fullPage: true });
+  /**
+   * A screenshot of the page, and axe-core run on it: no violation of any rule axe runs by default
+   * (WCAG 2 A/AA and best practices: contrast, labels, empty table headers, ...). No CSS or text
+   * breaks a word in the middle either (overflow-wrap: anywhere, word-break: break-all).
+   */
+  const shot = async (name: string) => {
+    await page.screenshot({ path: path.join(ARTIFACTS, `${STORE}-${name}.png`), fullPage: true });
+    await page.evaluate(AXE);
+    // Strings run in the page (this file is compiled without the DOM's types).
+    const violations = await page.evaluate(`axe.run().then((result) =>
+      result.violations.map((v) => v.id + ': ' + v.nodes.map((n) => JSON.stringify(n.target)).join(' ')))`);
+    expect(violations, `${name}: axe violations`).toEqual([]);
+    // Every word (between spaces and hyphens) as laid out sits on one line. Secrets and keys are
+    // one long token each and may wrap: they are excluded.
+    const broken = await page.evaluate(`(() => {
+      const out = [];
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.parentElement.closest('.secret, script, style')) continue;
+        for (const match of node.data.matchAll(/[^\\s-]+/g)) {
+          const range = document.createRange();
+          range.setStart(node, match.index);
+          range.setEnd(node, match.index + match[0].length);
+          const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+          if (lines.size > 1) out.push(match[0]);
+        }
+      }
+      return out;
+    })()`);
+    expect(broken, `${name}: words broken across lines`).toEqual([]);
+    const breaking = await page.evaluate(`[...document.querySelectorAll('body *')]
+      .filter((el) => getComputedStyle(el).overflowWrap === 'anywhere' || getComputedStyle(el).wordBreak === 'break-all')
+      .map((el) => el.tagName)`);
+    expect(breaking, `${name}: elements that break words`).toEqual([]);
+  };
   const api = (account: Account, url: string, body?: unknown) =>
     fetch(`${base}${url}`, {
       method: body === undefined ? 'GET' : 'POST',
       headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-  const createBatch = async (account: Account, count: number, rate: number, name: string) => {
+  const createBatch = async (
+    account: Account,
+    count: number,
+    rate: number,
+    name: string | undefined,
+    extra: Array<{ phoneNumber: string; name: string }> = [],
+  ) => {
     const res = await api(account, '/api/v1/batch', {
       agentId: account.agentId,
       userId: account.userId,
-      name,
-      contacts: Array.from({ length: count }, (_, i) => ({
-        phoneNumber: `+1415777${String(1000 + i + (rate === 1 ? 5000 : 0))}`,
-        name: `Contact ${i}`,
-      })),
-      options: { maxCallsPerSecond: rate, tags: ['browser'] },
+      ...(name === undefined ? {} : { name }),
+      contacts: [
+        ...Array.from({ length: count }, (_, i) => ({
+          phoneNumber: `+1415777${String(1000 + i + (rate === 1 ? 5000 : 0))}`,
+          name: `Contact ${i}`,
+        })),
+        ...extra,
+      ],
+      // One attempt: a busy contact ends its campaign's part at once instead of waiting for a retry.
+      options: { maxCallsPerSecond: rate, tags: ['browser'], retryStrategy: { maxAttempts: 1 } },
     });
     expect(res.status).toBe(202);
     return ((await res.json()) as { batchId: string }).batchId;
@@ -65,6 +117,13 @@ describe(`dashboard in a browser (${STORE})`, () => {
   it('signs in with an API key; a wrong key is refused', async () => {
     await page.goto(`${base}/dashboard`);
     expect(new URL(page.url()).pathname).toBe('/sign-in');
+    await shot('sign-in');
+    // A favicon, served by outdial itself.
+    const icon = await page.getAttribute('link[rel=icon]', 'href');
+    const iconRes = await fetch(`${base}${icon}`);
+    expect(iconRes.status).toBe(200);
+    expect(iconRes.headers.get('content-type')).toContain('image/svg+xml');
+    expect(await iconRes.text()).toContain('<svg');
     await page.fill('#apiKey', 'not-a-key');
     await page.click('button[type=submit]');
     await expect.poll(() => page.textContent('[role=alert]')).toContain('not valid');
@@ -79,19 +138,62 @@ describe(`dashboard in a browser (${STORE})`, () => {
   });
 
   it('follows a running campaign live until it completes, with its chart, outcomes and calls', async () => {
-    const batchId = await createBatch(alice, 12, 10, 'Browser run');
+    const batchId = await createBatch(alice, 12, 10, 'Browser run', [
+      { phoneNumber: '+14157770001', name: 'Busy Contact' },
+    ]);
+    await createBatch(alice, 1, 10, undefined);
     await page.goto(`${base}/dashboard`);
     await expect.poll(() => page.textContent('table.batches')).toContain('Browser run');
+    // The name given at creation everywhere; "Unknown" only for the batch created without one.
+    const names = await page.$$eval('table.batches tbody tr td:first-child a', (links) =>
+      links.map((a) => a.textContent),
+    );
+    expect(names.filter((n) => n === 'Browser run')).toHaveLength(1);
+    expect(names.filter((n) => n === 'Unknown')).toHaveLength(1);
     await shot('campaigns');
     await page.click(`a[href="/dashboard/batches/${batchId}"]`);
     await page.waitForSelector('#batch');
-    // No reload: the page's own polling moves it to completed.
-    await statusShown('completed').waitFor({ timeout: 30_000 });
-    expect(await page.textContent('[data-field="processed"]')).toBe('12');
+    expect(await page.textContent('h1')).toBe('Browser run');
+    expect(await page.title()).toContain('Browser run');
+    // The figures that change by themselves are announced.
+    for (const selector of ['[data-field="status"]', '[data-field="percent"]', 'dl.stats', '#outcomes'])
+      expect(await page.getAttribute(selector, 'aria-live'), selector).toBe('polite');
+
+    // No reload: the page's own polling moves it to completed. Until then the time left never
+    // reads 0 (or nothing) while calls are up, including once every contact has been dialed.
+    const samples: Array<{ status: string; rows: number; processed: string; eta: string }> = [];
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const sample = (await page.evaluate(`({
+        status: document.querySelector('[data-field="status"]').textContent,
+        rows: document.querySelectorAll('#calls tr').length,
+        processed: document.querySelector('[data-field="processed"]').textContent,
+        eta: document.querySelector('[data-field="eta"]').textContent,
+      })`)) as { status: string; rows: number; processed: string; eta: string };
+      samples.push(sample);
+      if (sample.status === 'completed') break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(samples.at(-1)?.status).toBe('completed');
+    const running = samples.filter((x) => x.status === 'processing' && x.rows > 0);
+    expect(running.some((x) => x.rows === 13 && x.processed !== '13')).toBe(true);
+    for (const sample of running) expect(sample.eta, JSON.stringify(sample)).not.toMatch(/^(—|0 s)$/);
+    expect(await page.textContent('[data-field="processed"]')).toBe('13');
+    expect(await page.textContent('[data-field="eta"]')).toBe('0 s');
     expect(await page.$('#chart canvas')).not.toBeNull();
+    // The chart's axis starts at 0.
+    expect(await page.getAttribute('#chart', 'data-y-range')).toMatch(/^0,/);
+    // Outcomes say what they count: attempts.
+    expect(await page.textContent('#outcomes-title')).toContain('attempts');
     expect(await page.textContent('#outcomes')).toContain('COMPLETED');
-    await expect.poll(async () => (await page.$$('#calls tr')).length).toBeGreaterThan(0);
-    expect(await page.$('#cancel-form')).toBeNull();
+    expect(await page.textContent('#outcomes')).toContain('BUSY');
+    await expect.poll(async () => (await page.$$('#calls tr')).length).toBe(13);
+    // The busy call said nothing: no transcript to show; every answered call offers one.
+    const busy = page.locator('#calls tr', { hasText: '+14157770001' });
+    expect(await busy.locator('button').count()).toBe(0);
+    expect(await busy.textContent()).toContain('None');
+    expect(await page.$$('#calls button[data-transcript]')).toHaveLength(12);
+    expect(await page.isVisible('#cancel-form')).toBe(false);
     await shot('campaign-completed');
 
     // Readable on a phone: nothing wider than the screen but the tables, which scroll in their box.
@@ -106,17 +208,48 @@ describe(`dashboard in a browser (${STORE})`, () => {
     expect(await page.textContent('#calls .transcript-row')).toContain('Agent');
     await shot('campaign-transcript');
 
-    // A call, from the campaign's list.
-    await page.click('#calls tr a');
+    // A call, from the campaign's list; its breadcrumb names the campaign.
+    await page
+      .locator('#calls tr', { has: page.locator('button[data-transcript]') })
+      .first()
+      .locator('a')
+      .click();
     await page.waitForSelector('.transcript, .muted');
     expect(await page.textContent('h1')).toContain('Call to Contact');
     expect(await page.textContent('#summary')).toMatch(/\S/);
+    const crumb = page.locator(`nav.crumbs a[href="/dashboard/batches/${batchId}"]`);
+    expect(await crumb.textContent()).toBe('Browser run');
     await shot('call');
-  });
+  }, 60_000);
 
-  it('cancels a campaign after asking for confirmation', async () => {
+  it('draws idle seconds as 0, then cancels the campaign after asking for confirmation', async () => {
     const batchId = await createBatch(alice, 40, 1, 'Slow run');
     await page.goto(`${base}/dashboard/batches/${batchId}`);
+    await expect
+      .poll(async () => (await page.$$('#calls tr')).length, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(2);
+    // Paused for 3 s: the seconds without a call are points at 0, between seconds with one.
+    await page.click('#pause-form button');
+    await statusShown('paused').waitFor();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const before = (await page.$$('#calls tr')).length;
+    await page.click('#resume-form button');
+    await expect
+      .poll(async () => (await page.$$('#calls tr')).length, { timeout: 10_000 })
+      .toBeGreaterThan(before);
+    const series = (await page.evaluate(
+      `fetch('/dashboard/api/batches/${batchId}').then((res) => res.json()).then((data) => data.series)`,
+    )) as Array<[number, number]>;
+    series.forEach(([second], i) => {
+      if (i > 0) expect(second).toBe((series[i - 1]?.[0] ?? 0) + 1);
+    });
+    const counts = series.map(([, count]) => count);
+    const firstIdle = counts.indexOf(0);
+    expect(firstIdle).toBeGreaterThan(0);
+    expect(counts.slice(firstIdle).some((c) => c > 0)).toBe(true);
+    await expect.poll(() => page.getAttribute('#chart', 'data-y-range')).toMatch(/^0,/);
+    await shot('campaign-idle');
+
     let asked = '';
     page.once('dialog', async (dialog) => {
       asked = dialog.message();
@@ -128,17 +261,33 @@ describe(`dashboard in a browser (${STORE})`, () => {
     const status = await api(alice, `/api/v1/batch/check-status?batchId=${batchId}`);
     expect(((await status.json()) as { status: string }).status).toBe('cancelled');
     await shot('campaign-cancelled');
-  });
+  }, 60_000);
 
   it('creates a key shown once, and revokes it', async () => {
     await page.goto(`${base}/api-keys`);
+    // The webhook secret is not on the page until asked for.
+    expect(await page.content()).not.toContain('whsec_');
+    expect(await page.textContent('#secret')).toBe('Hidden');
+    await shot('api-keys');
+    await page.click('button[data-reveal="secret"]');
+    await expect.poll(() => page.textContent('#secret')).toMatch(/^whsec_/);
+    expect(await page.getAttribute('button[data-reveal="secret"]', 'aria-expanded')).toBe('true');
+    expect(await page.isVisible('button[data-copy="secret"]')).toBe(true);
+    await shot('api-keys-secret');
+
+    // A key that works until the end of a day 30 days from now (UTC).
+    const day = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
+    const after = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
     await page.fill('input[name=name]', 'Browser key');
+    await page.fill('input[name=expiresOn]', day);
     await page.click('form.inline-form button');
     const key = (await page.textContent('#new-key'))?.trim() ?? '';
     expect(key.split('.')).toHaveLength(3);
     const works = await fetch(`${base}/api/v1/health`, { headers: { authorization: `Bearer ${key}` } });
     expect(works.status).toBe(200);
-    expect(await page.textContent('#secret')).toMatch(/^whsec_/);
+    expect(
+      await page.locator('tr', { hasText: 'Browser key' }).locator('[data-field="expiresAt"]').textContent(),
+    ).toBe(`${after} 00:00:00 UTC`);
     await shot('api-keys-created');
 
     // The list never shows a key itself; revoke the new one.
@@ -159,6 +308,24 @@ describe(`dashboard in a browser (${STORE})`, () => {
     expect(await page.textContent('h1')).toContain('outdial');
     expect(await page.$$('section.op')).not.toHaveLength(0);
     await shot('docs');
+  });
+
+  it('lists single calls, each leading to its call page and back', async () => {
+    const dialed = await api(alice, '/api/v1/call/dial', {
+      agentConfigId: alice.agentId,
+      to: '+14157779001',
+      callerDetails: { name: 'Single Caller' },
+    });
+    expect(dialed.status).toBe(200);
+    const { callId } = (await dialed.json()) as { callId: string };
+    await page.goto(`${base}/dashboard/calls`);
+    const row = page.locator(`a[href="/dashboard/calls/${callId}"]`);
+    await row.waitFor();
+    await shot('calls');
+    await row.click();
+    await page.waitForURL(new RegExp(`/dashboard/calls/${callId}$`));
+    expect(await page.textContent('nav.crumbs')).toContain('Calls');
+    await shot('single-call');
   });
 
   it("shows nothing of another user's, and signs out", async () => {

@@ -3,9 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCsv } from '../../src/cli/csv.js';
 import { type Account, eventually, startTestApp, type TestApp } from '../helpers/app.js';
 import { maxInWindow } from '../helpers/rate.js';
 import { carrierLoad, startSipp } from '../helpers/sipp.js';
+import { trunkCalls } from '../helpers/trunk-calls.js';
 
 /**
  * Real calls end to end: an agent with a SIP trunk, the service's SIP provider, and sipp (Debian's
@@ -15,6 +17,7 @@ import { carrierLoad, startSipp } from '../helpers/sipp.js';
 describe('calls through a SIP trunk, with sipp as the carrier', () => {
   let t: TestApp;
   let account: Account;
+  let trunk: ReturnType<typeof trunkCalls>;
   let audioDir: string;
   const carriers: ChildProcess[] = [];
 
@@ -29,6 +32,7 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
       },
     });
     account = await t.createAccount({ minutes: 500 });
+    trunk = trunkCalls(t, account);
     audioDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-sipp-'));
     // What the far end says, as sipp plays it: 8 kHz u-law WAV.
     const say = (name: string, text: string, after: string[] = []) => {
@@ -74,61 +78,11 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
     return { ...sipp, log };
   }
 
-  async function trunkAgent(
-    port: number,
-    trunk: Record<string, unknown> = {},
-    details: Record<string, unknown> = {},
-  ) {
-    const created = await t.admin('POST', '/admin/v1/sip-trunks', {
-      userId: account.userId,
-      name: `sipp ${port}`,
-      host: '127.0.0.1',
-      port,
-      fromNumber: '+14155550100',
-      ...trunk,
-    });
-    expect(created.statusCode).toBe(201);
-    const agent = await t.admin('POST', '/admin/v1/agents', {
-      userId: account.userId,
-      name: 'Phone agent',
-      sipTrunkId: created.json().id,
-      basicDetails: { agent_name: 'Ava', agentLanguage: 'en-us', prompts: [], ...details },
-    });
-    expect(agent.statusCode).toBe(201);
-    return agent.json().id as string;
-  }
-
-  async function dial(agentId: string, to: string, name = 'Jordan') {
-    const res = await t.request({
-      method: 'POST',
-      url: '/api/v1/call/dial',
-      key: account.key,
-      payload: { agentConfigId: agentId, to, callerDetails: { name } },
-    });
-    expect(res.statusCode).toBe(200);
-    return res.json().callId as string;
-  }
-
-  const status = async (callId: string) =>
-    (
-      await t.request({ method: 'GET', url: `/api/v1/call/check-status?callId=${callId}`, key: account.key })
-    ).json().data;
-
-  const ended = (callId: string, timeoutMs = 30_000) =>
-    eventually(
-      async () => {
-        const call = await status(callId);
-        return call.status === 'ONGOING' ? undefined : call;
-      },
-      timeoutMs,
-      100,
-    );
-
   it('answers and talks: the agent greets, the far end is transcribed, both sides are recorded', async () => {
     const far = await carrier('talk');
-    const agentId = await trunkAgent(far.port);
-    const callId = await dial(agentId, '+14155550123', 'Jordan');
-    const call = await ended(callId, 45_000);
+    const agentId = await trunk.agent(far.port);
+    const callId = await trunk.dial(agentId, '+14155550123', 'Jordan');
+    const call = await trunk.ended(callId, 45_000);
     expect(call).toMatchObject({ status: 'COMPLETED', sipStatusCode: 200, error: null });
     expect(call.duration).toBeGreaterThanOrEqual(5);
     const turns = call.transcription as Array<{ role: string; content: string }>;
@@ -170,9 +124,9 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
 
   it('reads an answering machine as VOICEMAIL and hangs up without talking to it', async () => {
     const far = await carrier('voicemail');
-    const agentId = await trunkAgent(far.port);
-    const callId = await dial(agentId, '+14155550124');
-    const call = await ended(callId);
+    const agentId = await trunk.agent(far.port);
+    const callId = await trunk.dial(agentId, '+14155550124');
+    const call = await trunk.ended(callId);
     expect(call).toMatchObject({ status: 'VOICEMAIL', sipStatusCode: 200, transcription: [] });
     expect(call.duration).toBeLessThan(8);
     expect(await far.done).toBe(0);
@@ -180,44 +134,44 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
 
   it('maps busy, not found and an unanswered ring (cancelled) to their outcomes', async () => {
     const busy = await carrier('busy');
-    const busyId = await dial(await trunkAgent(busy.port), '+14155550125');
-    const busyCall = await ended(busyId);
+    const busyId = await trunk.dial(await trunk.agent(busy.port), '+14155550125');
+    const busyCall = await trunk.ended(busyId);
     expect(busyCall).toMatchObject({ status: 'BUSY', sipStatusCode: 486, duration: 0, recordingUrl: null });
     // The dashboard's call page shows the same answer.
     expect((await t.runtime.services.dashboard.call(account.userId, busyId)).sipCode).toBe(486);
     expect(await busy.done).toBe(0);
 
     const missing = await carrier('not-found');
-    const missingCall = await ended(await dial(await trunkAgent(missing.port), '+14155550126'));
+    const missingCall = await trunk.ended(await trunk.dial(await trunk.agent(missing.port), '+14155550126'));
     expect(missingCall).toMatchObject({ status: 'FAILED', sipStatusCode: 404 });
     expect(missingCall.error).toContain('404');
     expect(await missing.done).toBe(0);
 
     // The ring scenario expects our CANCEL when the ring timeout (1.5 s here) passes.
     const ring = await carrier('ring');
-    const ringCall = await ended(await dial(await trunkAgent(ring.port), '+14155550127'));
+    const ringCall = await trunk.ended(await trunk.dial(await trunk.agent(ring.port), '+14155550127'));
     expect(ringCall).toMatchObject({ status: 'NO_ANSWER', sipStatusCode: 487 });
     expect(await ring.done).toBe(0);
   }, 60_000);
 
   it('answers a digest challenge with the trunk credentials', async () => {
     const far = await carrier('auth');
-    const agentId = await trunkAgent(
+    const agentId = await trunk.agent(
       far.port,
       { username: 'trunkuser', password: 'trunkpass' },
       { greeting: 'Hello.', closing: 'Goodbye.', noInputTimeoutMs: 1000 },
     );
-    const call = await ended(await dial(agentId, '+14155550128'));
+    const call = await trunk.ended(await trunk.dial(agentId, '+14155550128'));
     expect(call).toMatchObject({ status: 'COMPLETED', sipStatusCode: 200 });
     expect(await far.done).toBe(0);
   }, 40_000);
 
   it('does not charge a capacity answer as an attempt: the call waits and goes through', async () => {
     const far = await carrier('capacity-then-answer', 2);
-    const agentId = await trunkAgent(far.port);
+    const agentId = await trunk.agent(far.port);
     const before = (await t.admin('GET', `/admin/v1/users/${account.userId}`)).json().availableMinutes;
-    const callId = await dial(agentId, '+14155550129');
-    const call = await ended(callId);
+    const callId = await trunk.dial(agentId, '+14155550129');
+    const call = await trunk.ended(callId);
     // One call, answered on the second INVITE, with the SIP code of the answer that counted.
     expect(call).toMatchObject({ status: 'COMPLETED', sipStatusCode: 200 });
     expect(await far.done).toBe(0);
@@ -270,7 +224,7 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
 
   it('dials a batch of 20 through one trunk at 5 calls a second, never above its 4-call cap', async () => {
     const far = await carrier('batch', 20);
-    const agentId = await trunkAgent(far.port, { maxConcurrentCalls: 4 });
+    const agentId = await trunk.agent(far.port, { maxConcurrentCalls: 4 });
     const { batchId, statistics } = await runBatch(agentId, contacts(20, 300), 5);
     expect(statistics).toMatchObject({ total: 20, processed: 20, succeeded: 20 });
     expect(await far.done).toBe(0);
@@ -285,14 +239,15 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
       url: `/api/v1/batch/${batchId}/export`,
       key: account.key,
     });
-    const lines = exported.body.trim().split('\r\n');
-    const codeAt = (lines[0] ?? '').split(',').indexOf('sipStatusCode');
-    expect(lines.slice(1).map((line) => line.split(',')[codeAt])).toEqual(Array(20).fill('200'));
+    // Read as CSV (RFC 4180): a summary or analysis, once there, is a quoted cell holding commas.
+    const rows = parseCsv(exported.body).map((record) => record.cells);
+    const codeAt = (rows[0] ?? []).indexOf('sipStatusCode');
+    expect(rows.slice(1).map((row) => row[codeAt])).toEqual(Array(20).fill('200'));
   }, 90_000);
 
   it("holds the trunk's caps across two batches that could go faster together", async () => {
     const far = await carrier('batch', 12);
-    const agentId = await trunkAgent(far.port, { maxCallsPerSecond: 3, maxConcurrentCalls: 3 });
+    const agentId = await trunk.agent(far.port, { maxCallsPerSecond: 3, maxConcurrentCalls: 3 });
     // Each batch may dial 10 a second; the trunk allows 3 a second and 3 at once in all.
     const [first, second] = await Promise.all([
       runBatch(agentId, contacts(6, 400), 10),
@@ -311,7 +266,7 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
     // for a second, the calls the batch starts meanwhile wait at it, and the pause ends for all of
     // them at once. 12 contacts and one refused INVITE: 13 INVITEs.
     const far = await carrier('capacity-then-answer', 13);
-    const agentId = await trunkAgent(far.port);
+    const agentId = await trunk.agent(far.port);
     const rate = 4;
     const { batchId, statistics } = await runBatch(agentId, contacts(12, 600), rate);
     expect(statistics).toMatchObject({ total: 12, processed: 12, succeeded: 12 });

@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate } from '../../src/adapters/postgres/migrate.js';
 import { LIVE_TTL_SECONDS, type LiveCallEntry } from '../../src/ports.js';
-import { createTestCache, createTestStorage, REDIS_TEST_URL, STORE } from '../helpers/app.js';
+import { createTestCache, createTestStorage, STORE } from '../helpers/app.js';
+import { redisTestUrl } from '../helpers/redis.js';
 
 const entry = (callId: string, batchId: string | null): LiveCallEntry => ({
   callId,
@@ -77,7 +78,7 @@ describe(`live cache on ${STORE}`, () => {
   if (STORE === 'postgres')
     it('sets a 30-day expiry on every Redis key it writes', async () => {
       const { cache, prefix, redisUrl, dispose } = await createTestCache('postgres');
-      const redis = new Redis(redisUrl ?? `${REDIS_TEST_URL}/1`);
+      const redis = new Redis(redisUrl ?? redisTestUrl(1));
       try {
         await cache.putCall(entry('call_ttl', 'bat_ttl'));
         for (const key of [`${prefix}call:call_ttl`, `${prefix}batch:bat_ttl:calls`]) {

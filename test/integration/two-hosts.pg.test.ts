@@ -8,13 +8,12 @@ import {
   ADMIN_TOKEN,
   createTestStorage,
   DATABASE_TEST_URL,
-  deletePrefix,
   eventually,
   JWT_SECRET,
-  REDIS_TEST_URL,
   type TestStorage,
 } from '../helpers/app.js';
 import { type Child, childEnv, freePort, startCli } from '../helpers/process.js';
+import { deleteKeysOf, keyIdsIn, redisTestUrl } from '../helpers/redis.js';
 import { type Sipp, startSipp } from '../helpers/sipp.js';
 
 /** Per number called, the SIP Call-IDs of the INVITEs sipp received (retransmissions count once). */
@@ -47,13 +46,13 @@ describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', 
   let storage: TestStorage;
   let handle: DatabaseHandle | undefined;
   let far: Sipp | undefined;
-  const redisUrl = `${REDIS_TEST_URL}/3`;
+  const redisUrl = redisTestUrl(3);
   afterAll(async () => {
     for (const child of children) await child.stop('SIGKILL');
     far?.child.kill('SIGKILL');
+    if (handle) await deleteKeysOf(redisUrl, await keyIdsIn(handle.db));
     await handle?.close();
     await storage?.dispose();
-    await deletePrefix(redisUrl, 'outdial:');
     for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
   });
 

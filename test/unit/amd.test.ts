@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectAnsweringMachine } from '../../src/adapters/voice/amd.js';
+import { detectAnsweringMachine, listenForVerdict, waitForGreetingEnd } from '../../src/voice/amd.js';
 import { join, silence, tone } from '../helpers/audio.js';
 
 const RATE = 8000;
@@ -57,5 +57,57 @@ describe('answering-machine detection', () => {
 
   it('cannot tell from silence alone', () => {
     expect(detectAnsweringMachine(silence(7000), RATE)).toMatchObject({ kind: 'unknown', reason: 'silence' });
+  });
+});
+
+describe('the end of a machine greeting (when to leave the message)', () => {
+  /** Feeds `pcm` in 20 ms frames to whoever listens; returns what ended the wait. */
+  async function feed(
+    pcm: Int16Array,
+    options: Parameters<typeof waitForGreetingEnd>[2] = {},
+  ): Promise<{ why: string; atMs: number }> {
+    let listener: ((frame: Int16Array, at: number) => void) | null = null;
+    let fed = 0;
+    const waiting = waitForGreetingEnd(
+      (l) => {
+        listener = l;
+        return () => {
+          listener = null;
+        };
+      },
+      new AbortController().signal,
+      options,
+    );
+    for (let at = 0; at + 160 <= pcm.length && listener; at += 160) {
+      (listener as (frame: Int16Array, at: number) => void)(pcm.subarray(at, at + 160), Date.now());
+      fed += 20;
+    }
+    return { why: await Promise.race([waiting, Promise.resolve('still waiting')]), atMs: fed };
+  }
+
+  it('ends right after a beep, and after 1.5 s of silence without one', async () => {
+    const greeting = speak('Please leave a message after the tone');
+    const beep = await feed(join(greeting, tone(1000, 500), silence(2000)));
+    expect(beep.why).toBe('beep');
+    const beepEndMs = ((greeting.length + 4000) / 8000) * 1000;
+    expect(beep.atMs).toBeGreaterThanOrEqual(beepEndMs);
+    expect(beep.atMs).toBeLessThanOrEqual(beepEndMs + 100);
+    const quiet = await feed(join(greeting, silence(3000)));
+    expect(quiet.why).toBe('silence');
+    // espeak-ng ends its audio with a few hundred ms of silence, which counts towards the 1.5 s.
+    const greetingMs = (greeting.length / 8000) * 1000;
+    expect(quiet.atMs).toBeGreaterThan(greetingMs + 1000);
+    expect(quiet.atMs).toBeLessThanOrEqual(greetingMs + 1520);
+    expect(await feed(join(greeting, greeting, greeting), { maxWaitMs: 2000 })).toEqual({
+      why: 'timeout',
+      atMs: 2000,
+    });
+  });
+
+  it('a call that ends stops the wait', async () => {
+    const ended = new AbortController();
+    ended.abort();
+    expect(await waitForGreetingEnd(() => () => {}, ended.signal)).toBe('ended');
+    expect((await listenForVerdict(() => () => {}, ended.signal, 3000)).reason).toBe('the call ended');
   });
 });

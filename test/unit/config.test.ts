@@ -24,7 +24,7 @@ describe('loadConfig', () => {
       sipRingTimeoutMs: 30000,
       maxCallSeconds: 600,
       amd: true,
-      conversationEngine: 'offline',
+      conversationEngine: 'auto',
       recordingRetentionDays: null,
     });
   });
@@ -106,5 +106,97 @@ describe('loadConfig', () => {
   ])('stops on %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);
+  });
+
+  it('reads the speech servers for AI calls, with OpenAI model names by default', () => {
+    expect(loadConfig({})).toMatchObject({
+      sttUrl: undefined,
+      sttApiKey: undefined,
+      sttModel: undefined,
+      ttsUrl: undefined,
+      ttsApiKey: undefined,
+      ttsModel: undefined,
+    });
+    expect(
+      loadConfig({
+        OUTDIAL_STT_URL: 'https://api.openai.com/v1',
+        OUTDIAL_TTS_URL: 'http://127.0.0.1:8880/v1',
+      }),
+    ).toMatchObject({
+      sttUrl: 'https://api.openai.com/v1',
+      sttModel: 'whisper-1',
+      ttsUrl: 'http://127.0.0.1:8880/v1',
+      ttsModel: 'tts-1',
+    });
+    expect(
+      loadConfig({
+        OUTDIAL_STT_URL: 'https://api.groq.com/openai/v1',
+        OUTDIAL_STT_MODEL: 'whisper-large-v3-turbo',
+        OUTDIAL_STT_API_KEY: 'gsk-1',
+        OUTDIAL_TTS_URL: 'http://speaches:8000/v1',
+        OUTDIAL_TTS_MODEL: 'speaches-ai/Kokoro-82M-v1.0-ONNX',
+        OUTDIAL_TTS_API_KEY: 'local-key',
+      }),
+    ).toMatchObject({
+      sttUrl: 'https://api.groq.com/openai/v1',
+      sttModel: 'whisper-large-v3-turbo',
+      sttApiKey: 'gsk-1',
+      ttsUrl: 'http://speaches:8000/v1',
+      ttsModel: 'speaches-ai/Kokoro-82M-v1.0-ONNX',
+      ttsApiKey: 'local-key',
+    });
+  });
+
+  it.each([
+    [{ OUTDIAL_STT_URL: 'ftp://stt.example.com' }, 'OUTDIAL_STT_URL'],
+    [{ OUTDIAL_TTS_URL: 'not a url' }, 'OUTDIAL_TTS_URL'],
+    [{ OUTDIAL_STT_MODEL: 'whisper-1' }, 'OUTDIAL_STT_MODEL is set but OUTDIAL_STT_URL is not'],
+    [{ OUTDIAL_TTS_API_KEY: 'sk-1' }, 'OUTDIAL_TTS_API_KEY is set but OUTDIAL_TTS_URL is not'],
+  ])('stops on a speech server setting %o with a message naming it', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reads the realtime engine server: the model defaults to OpenAI name, the key is kept', () => {
+    expect(loadConfig({})).toMatchObject({ realtimeUrl: undefined, realtimeModel: undefined });
+    expect(
+      loadConfig({
+        OUTDIAL_CONVERSATION_ENGINE: 'realtime',
+        OUTDIAL_REALTIME_URL: 'wss://api.openai.com/v1/realtime',
+        OUTDIAL_REALTIME_API_KEY: 'sk-rt',
+      }),
+    ).toMatchObject({
+      conversationEngine: 'realtime',
+      realtimeUrl: 'wss://api.openai.com/v1/realtime',
+      realtimeModel: 'gpt-realtime',
+      realtimeApiKey: 'sk-rt',
+    });
+    expect(
+      loadConfig({ OUTDIAL_REALTIME_URL: 'ws://speaches:8000/v1', OUTDIAL_REALTIME_MODEL: 'local-rt' }),
+    ).toMatchObject({
+      realtimeUrl: 'ws://speaches:8000/v1',
+      realtimeModel: 'local-rt',
+      realtimeApiKey: undefined,
+    });
+  });
+
+  it.each([
+    [
+      { OUTDIAL_CONVERSATION_ENGINE: 'realtime' },
+      'OUTDIAL_CONVERSATION_ENGINE=realtime needs OUTDIAL_REALTIME_URL',
+    ],
+    [
+      { OUTDIAL_REALTIME_URL: 'https://api.openai.com/v1/realtime' },
+      'OUTDIAL_REALTIME_URL must use ws: or wss:',
+    ],
+    [{ OUTDIAL_REALTIME_URL: 'not a url' }, 'OUTDIAL_REALTIME_URL is not a valid URL'],
+    [
+      { OUTDIAL_REALTIME_MODEL: 'gpt-realtime' },
+      'OUTDIAL_REALTIME_MODEL is set but OUTDIAL_REALTIME_URL is not',
+    ],
+    [{ OUTDIAL_REALTIME_API_KEY: 'sk-1' }, 'OUTDIAL_REALTIME_API_KEY is set but OUTDIAL_REALTIME_URL is not'],
+  ])('stops on a realtime setting %o with a message naming it', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
   });
 });

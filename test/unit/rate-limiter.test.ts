@@ -3,8 +3,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryRateLimiter } from '../../src/adapters/memory/rate-limiter.js';
 import { RedisRateLimiter } from '../../src/adapters/redis/rate-limiter.js';
 import type { RateLimiter } from '../../src/ports.js';
+import { redisTestUrl } from '../helpers/redis.js';
 
-const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = redisTestUrl(1);
 
 /**
  * The start log keeps one entry per member: a call admitted again (the SIP provider right before

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { toneShare } from '../../src/adapters/voice/amd.js';
 import { decodeALaw, decodeMuLaw, encodeALaw, encodeMuLaw } from '../../src/adapters/voice/g711.js';
 import { RtpSession, type RtpSessionOptions } from '../../src/adapters/voice/rtp.js';
+import { toneShare } from '../../src/voice/amd.js';
 import { join, tone } from '../helpers/audio.js';
 
 /** RTP on real UDP sockets over loopback: two sessions talking, a misbehaving relay, raw packets. */
@@ -324,15 +324,19 @@ describe('RTP receiving', () => {
       raw.socket.send(rtp({ payloadType: 0, sequence, timestamp, ssrc, payload }), b.port, HOST);
     const first = encodeMuLaw(tone(440, 400));
     const second = encodeMuLaw(tone(1000, 400));
+    // Packets go out on a fixed 20 ms schedule, so a late timer on a loaded machine does not push
+    // every later packet back with it.
+    const began = performance.now();
+    const pace = (packet: number) => sleep(Math.max(0, began + (packet + 1) * 20 - performance.now()));
     for (let i = 0; i < 20; i++) {
       // Packet 5 is held back until after its time; packet 8 never comes.
       if (i !== 5 && i !== 8) send(1, 10 + i, 1000 + i * FRAME, first.subarray(i * FRAME, (i + 1) * FRAME));
       if (i === 15) send(1, 15, 1000 + 5 * FRAME, first.subarray(5 * FRAME, 6 * FRAME));
-      await sleep(20);
+      await pace(i);
     }
     for (let i = 0; i < 20; i++) {
       send(2, 60000 + i, 123456789 + i * FRAME, second.subarray(i * FRAME, (i + 1) * FRAME));
-      await sleep(20);
+      await pace(20 + i);
     }
     await sleep(150);
     const high = frames.filter((frame) => rms(frame) > 1000 && toneShare(frame, RATE, 1000) > 0.9).length;
@@ -342,6 +346,120 @@ describe('RTP receiving', () => {
     expect(low).toBeGreaterThanOrEqual(12);
     expect(low).toBeLessThanOrEqual(18);
     expect(b.stats).toMatchObject({ packetsReceived: 39, packetsLost: 1, packetsLate: 1 });
+  });
+});
+
+describe('RTP listening', () => {
+  it("hands received audio to the listener in order as it arrives, not after the jitter buffer's depth", async () => {
+    // A 1.5 s playout depth: without the listener's own path nothing would be heard for 1.5 s.
+    const b = await session({ jitterMs: 1500 });
+    const raw = await udpSocket();
+    const heard: Array<{ frame: Int16Array; receivedAt: number }> = [];
+    b.on('audio', (frame, receivedAt) => heard.push({ frame, receivedAt }));
+    b.start();
+    const clip = tone(440, 200);
+    const encoded = encodeMuLaw(clip);
+    const send = (i: number) =>
+      raw.socket.send(
+        rtp({
+          payloadType: 0,
+          sequence: 500 + i,
+          timestamp: 8000 + i * FRAME,
+          ssrc: 7,
+          payload: encoded.subarray(i * FRAME, (i + 1) * FRAME),
+        }),
+        b.port,
+        HOST,
+      );
+    const began = performance.timeOrigin + performance.now();
+    for (let i = 0; i < 10; i++) {
+      // Packets 3 and 4 swapped on the way.
+      if (i === 3) continue;
+      send(i);
+      if (i === 4) send(3);
+      await sleep(20);
+    }
+    await sleep(300);
+    const sounding = heard.filter((entry) => rms(entry.frame) > 1000);
+    // All ten frames already, in their order, sample for sample.
+    expect(sounding).toHaveLength(10);
+    const start = heard.indexOf(sounding[0] as (typeof heard)[number]);
+    expect(differences(join(...heard.map((entry) => entry.frame)), start * FRAME, decodeMuLaw(encoded))).toBe(
+      0,
+    );
+    // Each stamped with when it was known here: after the sending began, in order.
+    for (const [i, entry] of sounding.entries()) {
+      expect(entry.receivedAt).toBeGreaterThanOrEqual(began);
+      expect(entry.receivedAt).toBeGreaterThanOrEqual(sounding[i - 1]?.receivedAt ?? began);
+    }
+  });
+
+  it('keeps what the far end said for the listener when the event loop stalls past the catch-up', async () => {
+    const b = await session();
+    const raw = await udpSocket();
+    const frames = listen(b);
+    b.start();
+    const encoded = encodeMuLaw(tone(440, 200));
+    for (let i = 0; i < 10; i++) {
+      raw.socket.send(
+        rtp({
+          payloadType: 0,
+          sequence: 40 + i,
+          timestamp: 320 + i * FRAME,
+          ssrc: 3,
+          payload: encoded.subarray(i * FRAME, (i + 1) * FRAME),
+        }),
+        b.port,
+        HOST,
+      );
+    }
+    // The packets are in; then a stall long enough that their playout ticks are skipped.
+    await sleep(30);
+    const until = performance.now() + 600;
+    while (performance.now() < until) {
+      // busy: no timer can fire
+    }
+    await sleep(100);
+    const start = firstSound(frames);
+    expect(start).toBeGreaterThanOrEqual(0);
+    expect(differences(join(...frames), start * FRAME, decodeMuLaw(encoded))).toBe(0);
+  });
+
+  it('makes the listener wait for a missing packet no longer than the playout does: silence in its place', async () => {
+    const b = await session({ jitterMs: 60 });
+    const raw = await udpSocket();
+    const frames = listen(b);
+    b.start();
+    const encoded = encodeMuLaw(tone(440, 200));
+    for (let i = 0; i < 10; i++) {
+      // Packet 2 never comes; the stream stops after packet 9.
+      if (i !== 2) {
+        raw.socket.send(
+          rtp({
+            payloadType: 0,
+            sequence: 100 + i,
+            timestamp: i * FRAME,
+            ssrc: 9,
+            payload: encoded.subarray(i * FRAME, (i + 1) * FRAME),
+          }),
+          b.port,
+          HOST,
+        );
+      }
+      await sleep(20);
+    }
+    await sleep(400);
+    const start = firstSound(frames);
+    const heard = join(...frames);
+    const expected = decodeMuLaw(encoded);
+    for (let frame = 0; frame < 10; frame++) {
+      const want =
+        frame === 2 ? new Int16Array(FRAME) : expected.subarray(frame * FRAME, (frame + 1) * FRAME);
+      expect(differences(heard, (start + frame) * FRAME, want), `frame ${frame}`).toBe(0);
+    }
+    // After the stream stopped, silence goes on at the clock's pace.
+    expect(frames.length - start).toBeGreaterThan(15);
+    expect(frames.slice(start + 10).every((frame) => frame.every((s) => s === 0))).toBe(true);
   });
 });
 
@@ -427,9 +545,15 @@ describe('RTP playback', () => {
     a.setRemote(HOST, b.port, 0);
     a.start();
     const began = performance.now();
-    const played = a.play(tone(440, 500));
+    let firstAt = 0;
+    const played = a.play(tone(440, 500), (at) => {
+      firstAt = at;
+    });
     expect(a.playing).toBe(true);
-    await played;
+    expect(await played).toEqual({ playedMs: 500, interrupted: false });
+    // The first packet's wall-clock time was reported when it went out.
+    expect(firstAt).toBeGreaterThan(Date.now() - 2000);
+    expect(firstAt).toBeLessThanOrEqual(Date.now());
     // The last of 25 packets leaves on the 25th tick, 480 ms after the first.
     const elapsed = performance.now() - began;
     expect(elapsed).toBeGreaterThan(440);
@@ -448,8 +572,14 @@ describe('RTP playback', () => {
     const second = a.play(tone(440, 1000));
     await sleep(200);
     a.stopPlayback();
-    await Promise.all([first, second]);
+    const [cut, dropped] = await Promise.all([first, second]);
     expect(performance.now() - began).toBeLessThan(400);
+    // How much of each went out before the stop: some of the first, none of the second.
+    expect(cut.interrupted).toBe(true);
+    expect(cut.playedMs).toBeGreaterThan(0);
+    expect(cut.playedMs).toBeLessThan(2000);
+    expect(cut.playedMs % 20).toBe(0);
+    expect(dropped).toEqual({ playedMs: 0, interrupted: true });
     expect(a.playing).toBe(false);
   });
 
@@ -470,7 +600,7 @@ describe('RTP playback', () => {
     const pending = a.play(tone(440, 5000));
     await a.close();
     await pending;
-    await expect(a.play(tone(440, 100))).resolves.toBeUndefined();
+    await expect(a.play(tone(440, 100))).resolves.toEqual({ playedMs: 0, interrupted: true });
   });
 });
 
@@ -508,5 +638,59 @@ describe('RTP port choice', () => {
 
   it('rejects a bind address that is not an IP address', async () => {
     await expect(session({ bindAddress: 'localhost' })).rejects.toThrow('must be an IP address');
+  });
+});
+
+describe('DTMF as RFC 4733 telephone-events', () => {
+  it('sends each digit as event packets: marker first, one timestamp, growing duration, three end packets', async () => {
+    const far = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => far.bind(0, HOST, () => resolve()));
+    const packets: Buffer[] = [];
+    far.on('message', (packet) => packets.push(packet));
+    try {
+      const a = await session();
+      a.setRemote(HOST, far.address().port, 0);
+      a.start();
+      const speech = a.play(tone(440, 200));
+      await a.sendDtmf('1#', 96);
+      await speech;
+      await sleep(150);
+      await a.close();
+      const events = packets.filter((packet) => (packet.readUInt8(1) & 0x7f) === 96);
+      const digits = new Map<number, Buffer[]>();
+      for (const packet of events) {
+        const timestamp = packet.readUInt32BE(4);
+        digits.set(timestamp, [...(digits.get(timestamp) ?? []), packet]);
+      }
+      expect([...digits.values()].map((digit) => digit[0]?.readUInt8(12))).toEqual([1, 11]);
+      for (const digit of digits.values()) {
+        expect(digit).toHaveLength(8);
+        expect(digit.map((packet) => packet.length)).toEqual(Array(8).fill(16));
+        expect(digit.map((packet) => (packet.readUInt8(1) & 0x80) !== 0)).toEqual([
+          true,
+          ...Array(7).fill(false),
+        ]);
+        expect(digit.map((packet) => packet.readUInt16BE(14))).toEqual([
+          160, 320, 480, 640, 800, 800, 800, 800,
+        ]);
+        expect(digit.map((packet) => (packet.readUInt8(13) & 0x80) !== 0)).toEqual([
+          ...Array(5).fill(false),
+          true,
+          true,
+          true,
+        ]);
+        // Sequence numbers go on one by one through the event.
+        const sequences = digit.map((packet) => packet.readUInt16BE(2));
+        expect(sequences.slice(1).map((seq, i) => (seq - (sequences[i] ?? 0)) & 0xffff)).toEqual(
+          Array(7).fill(1),
+        );
+      }
+      // The speech queued before the digits went out whole, in its own payload type.
+      expect(packets.filter((packet) => (packet.readUInt8(1) & 0x7f) === 0).length).toBeGreaterThanOrEqual(
+        10,
+      );
+    } finally {
+      far.close();
+    }
   });
 });

@@ -1,7 +1,13 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { LocalDiskRecordings } from '../../src/adapters/recordings/local-disk.js';
 import { SimulatedVoiceProvider } from '../../src/adapters/voice/simulator.js';
 import { conversation, scriptFor, simulatedOutcome } from '../../src/adapters/voice/simulator-script.js';
+import { transcribe } from '../../src/adapters/voice/speech.js';
+import { synthesizeConversationWav } from '../../src/adapters/voice/wav.js';
 import type { CallEndedEvent, DialRecord, DialRequest } from '../../src/ports.js';
+import { spokenTurnOffsets, voicedStretches, wavSamples } from '../helpers/spoken.js';
 
 /** The dial record of a call another process sent at `at` and left behind. */
 const sent = (at: Date): DialRecord => ({
@@ -39,6 +45,7 @@ describe('simulated outcomes by the last four digits', () => {
     expect(simulatedOutcome('+14155550006', 2).kind).toBe('conversation');
     expect(simulatedOutcome('+14155550007', 3).kind).toBe('conversation');
     expect(simulatedOutcome('+14155550004', 1).kind).toBe('voicemail');
+    expect(simulatedOutcome('+14155550008', 1)).toEqual({ kind: 'conversation', script: 'do_not_call' });
     expect(simulatedOutcome('+14155550123', 1).kind).toBe('conversation');
   });
 
@@ -49,7 +56,7 @@ describe('simulated outcomes by the last four digits', () => {
   });
 
   it("uses the agent's and the contact's names in assistant and user turns", () => {
-    for (const script of ['interested', 'not_interested', 'callback'] as const) {
+    for (const script of ['interested', 'not_interested', 'callback', 'do_not_call'] as const) {
       const turns = conversation(script, { agentName: 'Ava', contactName: 'Jordan' });
       expect(turns[0]?.role).toBe('assistant');
       expect(turns[0]?.content).toContain('Ava');
@@ -90,21 +97,86 @@ describe('SimulatedVoiceProvider', () => {
     expect(provider.dials).toHaveLength(0);
   });
 
-  it('synthesizes a WAV recording of the call duration', async () => {
+  it('speaks the transcript with espeak-ng in its recording, two voices, at least the call duration', async () => {
     const provider = new SimulatedVoiceProvider({ ringMs: 0, talkMs: 0 });
-    const recording = await provider.recording({
-      id: 'call_x',
-      duration: 3,
-      transcription: conversation('interested', { agentName: 'Ava', contactName: 'Jo' }),
-    });
+    const turns = [
+      { role: 'assistant' as const, content: 'I will call you back tomorrow morning.' },
+      { role: 'user' as const, content: 'Thank you, bye.' },
+    ];
+    const recording = await provider.recording({ id: 'call_x', duration: 3, transcription: turns });
     expect(recording?.contentType).toBe('audio/wav');
     const wav = recording?.body ?? Buffer.alloc(0);
     expect(wav.subarray(0, 4).toString()).toBe('RIFF');
     expect(wav.subarray(8, 12).toString()).toBe('WAVE');
     expect(wav.readUInt32LE(24)).toBe(8000);
+    // Two turns of speech and a pause take longer than the 3 s given; the recording holds them all.
+    const seconds = wav.readUInt32LE(40) / 2 / 8000;
+    expect(seconds).toBeGreaterThan(3);
+    // Each turn in its own voice: the agent's line spoken in the callee's voice is not in it.
+    const pcm = wavSamples(wav);
+    expect(await spokenTurnOffsets(pcm, turns)).toEqual([0, expect.any(Number)]);
+    expect(await spokenTurnOffsets(pcm, [{ role: 'user', content: turns[0]?.content ?? '' }])).toEqual([-1]);
+    // Speech, not the stand-in tones: pocketsphinx makes out the agent's words.
+    const [, callee] = await spokenTurnOffsets(pcm, turns);
+    expect(await transcribe(pcm.subarray(0, callee))).toMatch(/tomorrow/);
+    // Asked again, the same recording comes back (kept, not made twice).
+    expect((await provider.recording({ id: 'call_x', duration: 3, transcription: turns }))?.body).toBe(wav);
+    expect(await provider.recording({ id: 'call_y', duration: 0, transcription: [] })).toBeNull();
+  }, 60_000);
+
+  it('keeps a spoken recording in the recording store and serves it from there', async () => {
+    const dir = fs.mkdtempSync(`${os.tmpdir()}/sim-recordings-`);
+    try {
+      const recordings = new LocalDiskRecordings({ dir, retentionDays: 7 });
+      const provider = new SimulatedVoiceProvider({ ringMs: 0, talkMs: 0, recordings });
+      const turns = [{ role: 'assistant' as const, content: 'Kept on disk.' }];
+      const made = await provider.recording({ id: 'call_kept', duration: 2, transcription: turns });
+      expect(fs.readFileSync(`${dir}/call_kept.wav`).equals(made?.body ?? Buffer.alloc(0))).toBe(true);
+      // Served from the store (whatever the transcript says now).
+      const again = await provider.recording({ id: 'call_kept', duration: 2, transcription: [] });
+      expect(again?.body.equals(made?.body ?? Buffer.alloc(0))).toBe(true);
+      await provider.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('falls back to voiced tones over the call duration without espeak-ng, and keeps none of them', async () => {
+    const dir = fs.mkdtempSync(`${os.tmpdir()}/sim-recordings-`);
+    const provider = new SimulatedVoiceProvider({
+      ringMs: 0,
+      talkMs: 0,
+      recordings: new LocalDiskRecordings({ dir }),
+    });
+    const path = process.env.PATH;
+    process.env.PATH = fs.mkdtempSync(`${os.tmpdir()}/no-espeak-`);
+    let wav: Buffer;
+    try {
+      const turns = [
+        { role: 'assistant' as const, content: 'A line never spoken before in these tests, 7371.' },
+      ];
+      wav =
+        (await provider.recording({ id: 'call_tones', duration: 3, transcription: turns }))?.body ??
+        Buffer.alloc(0);
+    } finally {
+      process.env.PATH = path;
+    }
     expect(wav.readUInt32LE(40)).toBe(3 * 8000 * 2);
     const samples = new Int16Array(wav.buffer, wav.byteOffset + 44, 3 * 8000);
     expect(samples.some((s) => Math.abs(s) > 1000)).toBe(true);
-    expect(await provider.recording({ id: 'call_y', duration: 0, transcription: [] })).toBeNull();
+    // Tones are not kept: once espeak-ng is there, the next request speaks it.
+    expect(fs.readdirSync(dir)).toEqual([]);
+    await provider.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('gives every turn its tone even on a 1 s call (the gaps shrink to fit)', () => {
+    const turns = conversation('callback', { agentName: 'Ava', contactName: 'Jordan' });
+    expect(turns).toHaveLength(4);
+    const pcm = wavSamples(synthesizeConversationWav(turns, 1));
+    expect(pcm.length).toBe(8000);
+    expect(voicedStretches(pcm, 400)).toBe(4);
+    // A 30 s call keeps the 0.3 s gaps.
+    expect(voicedStretches(wavSamples(synthesizeConversationWav(turns, 30)), 0.29 * 8000)).toBe(4);
   });
 });

@@ -73,6 +73,7 @@ describe('SIP messages', () => {
     expect(sdp).toContain('m=audio 40000 RTP/AVP 0 8 101');
     expect(sdp).toContain('a=rtpmap:0 PCMU/8000');
     expect(sdp).toContain('a=rtpmap:8 PCMA/8000');
+    expect(sdp).toContain('a=rtpmap:101 telephone-event/8000');
   });
 
   it('reads where to send audio from an SDP answer', () => {
@@ -87,13 +88,30 @@ describe('SIP messages', () => {
           'a=rtpmap:8 PCMA/8000',
         ]),
       ),
-    ).toEqual({ address: '203.0.113.5', port: 41000, payloadType: 8 });
+    ).toEqual({ address: '203.0.113.5', port: 41000, payloadType: 8, telephoneEvent: null });
+    // The answer's own payload type for telephone-events, when it is one of the stream's formats.
+    expect(
+      parseSdpAnswer(
+        answer([
+          'c=IN IP4 203.0.113.5',
+          'm=audio 41000 RTP/AVP 0 96',
+          'a=rtpmap:0 PCMU/8000',
+          'a=rtpmap:96 telephone-event/8000',
+          'a=fmtp:96 0-15',
+        ]),
+      )?.telephoneEvent,
+    ).toBe(96);
+    expect(
+      parseSdpAnswer(
+        answer(['c=IN IP4 203.0.113.5', 'm=audio 41000 RTP/AVP 0', 'a=rtpmap:97 telephone-event/8000']),
+      )?.telephoneEvent,
+    ).toBeNull();
     // A media-level address wins over the session's; the first codec we speak is chosen.
     expect(
       parseSdpAnswer(
         answer(['c=IN IP4 198.51.100.1', 'm=audio 5004 RTP/AVP 18 0 8', 'c=IN IP4 198.51.100.2']),
       ),
-    ).toEqual({ address: '198.51.100.2', port: 5004, payloadType: 0 });
+    ).toEqual({ address: '198.51.100.2', port: 5004, payloadType: 0, telephoneEvent: null });
     // No audio stream we can speak: no media.
     expect(parseSdpAnswer(answer(['c=IN IP4 198.51.100.1', 'm=audio 5004 RTP/AVP 18']))).toBeNull();
     expect(parseSdpAnswer(answer(['c=IN IP4 198.51.100.1', 'm=audio 0 RTP/AVP 0']))).toBeNull();

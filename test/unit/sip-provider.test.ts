@@ -130,6 +130,9 @@ describe('SIP provider dial records', () => {
     const there = provider(far.port, null, await shared.another());
     await Promise.all([here.sip.dial(request('call_twice')), there.sip.dial(request('call_twice'))]);
     await expect.poll(() => here.ended.length + there.ended.length, { timeout: 5000 }).toBe(1);
+    // sipp writes its message log a moment after the messages (later on a loaded machine): wait
+    // for the INVITE it saw, then a while longer for a second one that must not come.
+    await expect.poll(() => carrierLoad(log).calls, { timeout: 5000 }).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(here.ended.length + there.ended.length).toBe(1);
     expect(carrierLoad(log).calls).toBe(1);

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisLeases } from '../../src/adapters/redis/leases.js';
 import { RedisRateLimiter } from '../../src/adapters/redis/rate-limiter.js';
+import { redisTestUrl } from '../helpers/redis.js';
 import {
   dialRequest,
   type TestSipProvider,
@@ -13,7 +14,7 @@ import {
 } from '../helpers/sip-provider.js';
 import { carrierLoad, startSipp } from '../helpers/sipp.js';
 
-const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = redisTestUrl(1);
 
 /**
  * Two processes' SIP providers (two workers) sharing one Redis and one trunk: the trunk's caps

@@ -1,9 +1,9 @@
 import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { toneShare } from '../../src/adapters/voice/amd.js';
 import {
   PHONE_RATE,
   parseHypotheses,
+  Resampler,
   resample,
   Semaphore,
   SpeechToolError,
@@ -16,6 +16,7 @@ import {
   UtteranceDetector,
   type UtteranceEvent,
 } from '../../src/adapters/voice/speech.js';
+import { toneShare } from '../../src/voice/amd.js';
 import { join, silence, tone } from '../helpers/audio.js';
 
 /** These tests run the real tools: espeak-ng, pocketsphinx and pocketsphinx-en-us (Debian). */
@@ -152,6 +153,24 @@ describe('resample', () => {
     expect(resample(source, 8000, 8000)).toEqual(source);
     expect(() => resample(source, 0, 8000)).toThrow(RangeError);
   });
+
+  it('gives a stream cut in pieces of any size exactly what it gives the whole', async () => {
+    const source = resample(await synthesize('One two three, testing the stream.'), PHONE_RATE, 24_000);
+    const whole = resample(source, 24_000, PHONE_RATE);
+    const resampler = new Resampler(24_000, PHONE_RATE);
+    const pieces: Int16Array[] = [];
+    let seed = 7;
+    for (let at = 0; at < source.length; ) {
+      seed = (seed * 48_271) % 2_147_483_647;
+      const size = 1 + (seed % 3000);
+      pieces.push(resampler.push(source.subarray(at, at + size)));
+      at += size;
+    }
+    pieces.push(resampler.flush());
+    // Each piece's output comes out within the filter's look-ahead of its input, not at the end.
+    expect(pieces.filter((piece) => piece.length > 0).length).toBeGreaterThan(pieces.length / 2);
+    expect(join(...pieces)).toEqual(whole);
+  });
 });
 
 describe('UtteranceDetector', () => {
@@ -221,7 +240,9 @@ describe('UtteranceDetector', () => {
 });
 
 describe('transcribe', () => {
-  it('recognises key words of espeak-ng speech heard through the utterance detector', async () => {
+  it('recognises key words of espeak-ng speech heard through the utterance detector', {
+    timeout: 120_000,
+  }, async () => {
     // Phone-band espeak-ng speech is hard for the wideband en-us model; heard here, every run:
     // "yes i know it listed at least only tomorrow" and "no thank you".
     const heard = await Promise.all(
@@ -229,7 +250,8 @@ describe('transcribe', () => {
         const audio = join(silence(500), await synthesize(sentence), silence(900));
         const utterance = feed(new UtteranceDetector(), audio).find((e) => e.utterance)?.utterance;
         expect(utterance).toBeDefined();
-        return transcribe(utterance ?? new Int16Array(0));
+        // 1 to 2 s each here; minutes allowed while other test files load both cores.
+        return transcribe(utterance ?? new Int16Array(0), { timeoutMs: 100_000 });
       }),
     );
     expect(heard[0]?.split(' ')).toEqual(expect.arrayContaining(['yes', 'tomorrow']));

@@ -16,7 +16,7 @@ describe('webhook signatures', () => {
     expect(headers['webhook-timestamp']).toBe('1614265330');
   });
 
-  it('signs the exact body bytes in hex for x-outdial-signature, once per secret', () => {
+  it('signs the exact body bytes in hex for x-outdial-signature with the current secret only, one value even during a rotation', () => {
     const body = '{"event":"batch.failed","name":"Zoë"}';
     const current = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     const previous = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
@@ -27,8 +27,14 @@ describe('webhook signatures', () => {
     const one = signatureHeaders({ id: 'dlv_1', timestamp: 1, body, secrets: [current] });
     expect(one['x-outdial-signature']).toBe(hex(current));
     const both = signatureHeaders({ id: 'dlv_1', timestamp: 1, body, secrets: [current, previous] });
-    expect(both['x-outdial-signature']).toBe(`${hex(current)},${hex(previous)}`);
-    expect(both['webhook-signature']?.split(' ')).toHaveLength(2);
+    expect(both['x-outdial-signature']).toBe(hex(current));
+    expect(both['x-outdial-signature']).toMatch(/^[0-9a-f]{64}$/);
+    // The Standard Webhooks header carries one v1 signature per secret: new first, then old.
+    const standard = (secret: string) =>
+      `v1,${createHmac('sha256', Buffer.from(secret.slice(6), 'base64'))
+        .update(`dlv_1.1.${body}`)
+        .digest('base64')}`;
+    expect(both['webhook-signature']).toBe(`${standard(current)} ${standard(previous)}`);
   });
 
   it('refuses a secret without the whsec_ prefix', () => {

@@ -10,6 +10,7 @@ import {
   type MetricJson,
   metricSchemaFor,
 } from '../../domain/analysis.js';
+import { endpointUrl } from '../models/http.js';
 
 export interface LlmAnalyzerOptions {
   /** An OpenAI-compatible server: its base URL (…/v1) or its chat-completions URL. */
@@ -62,8 +63,7 @@ export class LlmAnalyzer implements Analyzer {
   private readonly http = new Agent({ keepAliveTimeout: 30_000 });
 
   constructor(private readonly options: LlmAnalyzerOptions) {
-    const base = options.url.replace(/\/+$/, '');
-    this.endpoint = base.endsWith('/chat/completions') ? base : `${base}/chat/completions`;
+    this.endpoint = endpointUrl(options.url, '/chat/completions');
   }
 
   async analyze(input: AnalysisInput): Promise<Analysis> {

@@ -4,7 +4,8 @@ import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import { type ColumnType, type Generated, Kysely, PostgresDialect, type RawBuilder, sql } from 'kysely';
 import type { CustomTypesConfig } from 'pg';
-import type { BatchStatus } from '../../domain/batch.js';
+import type { EndedReason, ToolCallRecord, TurnMetrics } from '../../domain/agent-call.js';
+import type { BatchContactState, BatchStatus, CallingWindow, ConsentRecord } from '../../domain/batch.js';
 import type { CallStatus, TranscriptEntry } from '../../domain/call.js';
 import type { DialState } from '../../ports.js';
 import { PGliteDialect } from './pglite-dialect.js';
@@ -68,6 +69,10 @@ export interface ContactsTable {
   email: string | null;
   company: string | null;
   metadata: Json<Record<string, unknown>>;
+  /** The contact's own IANA zone, when a batch gave one (issue 15). */
+  timezone: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The consent record the latest batch gave: {source, obtainedAt, text?} (issue 15). */
+  consent: Json<ConsentRecord | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -91,6 +96,8 @@ export interface CallsTable {
   summary: string | null;
   metric_json: Json<Record<string, unknown> | null>;
   status_callback_url: string | null;
+  /** The events statusCallBackUrl hears of (null: ["call.completed"]). */
+  status_callback_events: Json<string[] | null>;
   analysis_status: ColumnType<
     'pending' | 'done' | 'failed' | null,
     'pending' | 'done' | 'failed' | null | undefined,
@@ -100,6 +107,10 @@ export interface CallsTable {
   analysis_due_at: NullableTimestamp;
   analyzer: ColumnType<string | null, string | null | undefined, string | null>;
   sip_code: ColumnType<number | null, number | null | undefined, number | null>;
+  variables: Json<Record<string, string> | null>;
+  ended_reason: ColumnType<EndedReason | null, EndedReason | null | undefined, EndedReason | null>;
+  turns: Json<TurnMetrics[] | null>;
+  tool_calls: Json<ToolCallRecord[] | null>;
   created_at: Timestamp;
   answered_at: NullableTimestamp;
   ended_at: NullableTimestamp;
@@ -134,6 +145,14 @@ export interface BatchesTable {
   ingest_lease_until: NullableTimestamp;
   /** Ingestion passes started (the first one included); recovery gives up after MAX_INGEST_PASSES. */
   ingest_passes: Generated<number>;
+  /** When the batch was paused; null when it is not (issue 15). */
+  paused_at: NullableTimestamp;
+  /** {start, end, days}: read in each contact's zone; null: any time (issue 15). */
+  calling_window: Json<CallingWindow | null>;
+  require_consent: Generated<boolean>;
+  /** Contacts never dialed: on the suppression list; without consent under requireConsent. */
+  suppressed: Generated<number>;
+  skipped: Generated<number>;
   created_at: Timestamp;
   started_at: NullableTimestamp;
   completed_at: NullableTimestamp;
@@ -144,8 +163,6 @@ export interface BatchPayloadsTable {
   batch_id: string;
   body: string;
 }
-
-export type BatchContactState = 'queued' | 'dialing' | 'done' | 'cancelled';
 
 export interface BatchContactsTable {
   batch_id: string;
@@ -158,6 +175,30 @@ export interface BatchContactsTable {
   lease_until: NullableTimestamp;
   call_id: string | null;
   outcome: string | null;
+  /** The zone the calling window is read in for this contact (issue 15). */
+  timezone: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A queued contact waiting for its calling window (next_attempt_at is the opening). */
+  window_wait: Generated<boolean>;
+}
+
+export interface SuppressionsTable {
+  user_id: string;
+  phone_number: string;
+  reason: string | null;
+  source_call_id: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface IdempotencyKeysTable {
+  user_id: string;
+  key: string;
+  request_hash: string;
+  state: 'running' | 'done';
+  locked_until: NullableTimestamp;
+  response_status: number | null;
+  response_body: Json<unknown>;
+  resource_id: string | null;
+  created_at: Generated<Date>;
 }
 
 export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
@@ -240,6 +281,8 @@ export interface Database {
   dials: DialsTable;
   dial_owners: DialOwnersTable;
   schema_migrations: SchemaMigrationsTable;
+  suppressions: SuppressionsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type Db = Kysely<Database>;

@@ -17,6 +17,19 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 /** Most sends written in one statement. */
 const SENDS_PER_GROUP = 500;
 
+/** A step of a call on its way: it went out (`started`) or was answered. */
+export interface CallProgress {
+  kind: 'started' | 'answered';
+  callId: string;
+  at: Date;
+}
+
+/**
+ * Hears of each step inside the transaction that records it (the call events queue their
+ * webhooks there: an event is written if and only if its step is).
+ */
+export type CallProgressSink = (trx: Db, changes: CallProgress[]) => Promise<void>;
+
 /** The columns a dial record is read from, with its owner's heartbeat. */
 export const DIAL_RECORD_COLUMNS = sql`d.call_id as dial_call_id, d.owner as dial_owner,
   d.provider as dial_provider, d.state as dial_state, d.created_at as dial_created_at,
@@ -123,6 +136,7 @@ export class DbDialRecords implements DialRecords {
   constructor(
     private readonly db: Db,
     private readonly logger?: Logger,
+    private readonly options: { progress?: CallProgressSink } = {},
   ) {
     this.owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   }
@@ -207,14 +221,16 @@ export class DbDialRecords implements DialRecords {
 
   /**
    * One statement: each record this process holds waiting (or a call with none yet) becomes sent,
-   * and its call's recorded start time becomes the moment it went out.
+   * and its call's recorded start time becomes the moment it went out; in the same transaction the
+   * subscriber hears of the calls that started.
    */
   private async sendGroup(
     group: Array<{ callId: string; provider: string; at: Date }>,
   ): Promise<Set<string>> {
     const unique = new Map(group.map((entry) => [entry.callId, entry]));
     const entries = [...unique.values()];
-    const rows = await sql<{ call_id: string }>`
+    const sent = await this.db.transaction().execute(async (trx) => {
+      const rows = await sql<{ call_id: string; sent_at: Date }>`
       with sent as (
         insert into dials (call_id, owner, provider, state, created_at, sent_at)
         select x.id, ${this.owner}, x.provider, 'sent', x.at, x.at
@@ -226,8 +242,14 @@ export class DbDialRecords implements DialRecords {
       ), started as (
         update calls c set created_at = sent.sent_at from sent where c.id = sent.call_id and c.status = 'ONGOING'
       )
-      select call_id from sent`.execute(this.db);
-    return new Set(rows.rows.map((row) => row.call_id));
+      select call_id, sent_at from sent`.execute(trx);
+      await this.options.progress?.(
+        trx,
+        rows.rows.map((row) => ({ kind: 'started', callId: row.call_id, at: new Date(row.sent_at) })),
+      );
+      return rows.rows;
+    });
+    return new Set(sent.map((row) => row.call_id));
   }
 
   async refused(callId: string): Promise<void> {
@@ -236,10 +258,15 @@ export class DbDialRecords implements DialRecords {
       where call_id = ${callId} and owner = ${this.owner} and state = 'sent'`.execute(this.db);
   }
 
+  /** The first answer of a call is kept (a repeated report changes nothing and tells no one again). */
   async answered(callId: string, at: Date): Promise<void> {
-    await sql`update dials set answered_at = ${at} where call_id = ${callId} and owner = ${this.owner}`.execute(
-      this.db,
-    );
+    await this.db.transaction().execute(async (trx) => {
+      const marked = await sql<{ call_id: string }>`
+        update dials set answered_at = ${at}
+        where call_id = ${callId} and owner = ${this.owner} and answered_at is null
+        returning call_id`.execute(trx);
+      if (marked.rows.length > 0) await this.options.progress?.(trx, [{ kind: 'answered', callId, at }]);
+    });
   }
 
   async ended(event: CallEndedEvent): Promise<void> {

@@ -5,6 +5,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { endianness } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import type { PlayResult } from '../../voice/contracts.js';
 import { aLawToLinear, encodeALawInto, encodeMuLawInto, muLawToLinear } from './g711.js';
 import { wavHeader } from './wav.js';
 
@@ -77,8 +78,14 @@ export interface RtpStats {
 }
 
 export interface RtpSessionEvents {
-  /** 160 samples (20 ms) of received audio, every tick once started; silence where nothing arrived in time. */
-  audio: [frame: Int16Array];
+  /**
+   * 160 samples (20 ms) of received audio, in order, each as soon as all of it has arrived; a
+   * frame still missing audio when the playout reaches it comes then, with silence for what did
+   * not arrive (it never waits longer than the jitter buffer's depth). Before the far end's first
+   * packet, a frame of silence every tick. `receivedAt`: the wall-clock ms the frame was complete
+   * (its last packet's arrival) or given up on, i.e. when its audio was known here.
+   */
+  audio: [frame: Int16Array, receivedAt: number];
   /** Writing the recording failed: recording stops, the call goes on. */
   recordError: [error: Error];
 }
@@ -164,6 +171,11 @@ class JitterBuffer {
   private previousTransit = Number.NaN;
   /** Interarrival jitter in timestamp units, RFC 3550 6.4.1. */
   private jitterUnits = 0;
+  /** Extended timestamp of the next sample the listener hears (it runs ahead of the playout). */
+  private heardHead = 0;
+  /** Received stretches [start, end) not heard yet, in arrival order: heardAt[i], heardEnd[i]. */
+  private readonly heardAt: number[] = [];
+  private readonly heardEnd: number[] = [];
   late = 0;
 
   constructor(private readonly depthMs: number) {
@@ -179,6 +191,11 @@ class JitterBuffer {
 
   get jitterMs(): number {
     return this.jitterUnits / SAMPLES_PER_MS;
+  }
+
+  /** A packet has come from the far end (since the start or the last restart). */
+  get started(): boolean {
+    return this.hasSource;
   }
 
   push(header: RtpHeader, packet: Buffer, arrivalMs: number): void {
@@ -218,6 +235,51 @@ class JitterBuffer {
     if (sequence < this.baseSeq) this.baseSeq = sequence;
     this.pendingSeq.push(sequence);
     this.pendingEnd.push(end);
+    if (end > this.heardHead) {
+      this.heardAt.push(Math.max(from, this.heardHead));
+      this.heardEnd.push(end);
+    }
+  }
+
+  /**
+   * The listener's next 20 ms into `frame`, if it is due: every sample of it has arrived, or the
+   * playout's tick at `playoutMs` is about to take it (then what came of it, silence for the
+   * rest). The listener (voice
+   * activity, speech-to-text) needs audio in order, not at an even pace, so it does not wait out
+   * the buffer's depth behind packets that came in order: only a gap makes it wait, and no longer
+   * than the playout does.
+   */
+  hear(frame: Int16Array, playoutMs?: number): boolean {
+    if (!this.hasSource) return false;
+    const end = this.heardHead + FRAME_SAMPLES;
+    const playsNow =
+      playoutMs !== undefined && (this.playing || playoutMs >= this.firstArrivalMs + this.depthMs);
+    const due = playsNow && this.heardHead < this.playhead + FRAME_SAMPLES;
+    if (!due && this.heardUntil() < end) return false;
+    for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = this.ring[(this.heardHead + i) & this.mask] ?? 0;
+    this.heardHead = end;
+    for (let i = this.heardEnd.length - 1; i >= 0; i--) {
+      if ((this.heardEnd[i] ?? 0) > end) continue;
+      this.heardAt.splice(i, 1);
+      this.heardEnd.splice(i, 1);
+    }
+    return true;
+  }
+
+  /** Where the audio received without a gap from the listener's position ends. */
+  private heardUntil(): number {
+    let until = this.heardHead;
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (let i = 0; i < this.heardAt.length; i++) {
+        const end = this.heardEnd[i] ?? 0;
+        if ((this.heardAt[i] ?? 0) <= until && end > until) {
+          until = end;
+          moved = true;
+        }
+      }
+    }
+    return until;
   }
 
   /** Fills `frame` with the next 20 ms to play, or silence until jitterMs after the first packet. */
@@ -277,6 +339,9 @@ class JitterBuffer {
     this.doneCount = 0;
     this.lateRun = 0;
     this.previousTransit = Number.NaN;
+    this.heardHead = 0;
+    this.heardAt.length = 0;
+    this.heardEnd.length = 0;
   }
 
   /** The timestamp as a distance from the first packet's, across 32-bit wraparound (within 2^31 of the latest). */
@@ -474,7 +539,51 @@ function checkOptions(options: RtpSessionOptions): void {
 interface Queued {
   pcm: Int16Array;
   offset: number;
+  resolve: (played: PlayResult) => void;
+  onFirstPacket: ((sentAt: number) => void) | undefined;
+}
+
+/** DTMF digits and their RFC 4733 event codes. */
+const DTMF_EVENTS: Record<string, number> = {
+  '0': 0,
+  '1': 1,
+  '2': 2,
+  '3': 3,
+  '4': 4,
+  '5': 5,
+  '6': 6,
+  '7': 7,
+  '8': 8,
+  '9': 9,
+  '*': 10,
+  '#': 11,
+  A: 12,
+  B: 13,
+  C: 14,
+  D: 15,
+};
+/** Each digit is a 100 ms event (5 packets, the duration growing by 20 ms), */
+const DTMF_TONE_TICKS = 5;
+/** then its end packet three times (RFC 4733 2.5.1.4), */
+const DTMF_END_PACKETS = 3;
+/** then 100 ms of the ordinary stream before the next digit. */
+const DTMF_GAP_TICKS = 5;
+/** Event volume: -10 dBm0 (RFC 4733 2.3.4). */
+const DTMF_VOLUME = 10;
+
+interface DtmfDigit {
+  event: number;
+  /** Ticks of this digit sent so far (tone, end packets, gap). */
+  tick: number;
+  /** The RTP timestamp of the event's first packet, kept by all of its packets. */
+  timestamp: number;
+  payloadType: number;
   resolve: () => void;
+}
+
+/** True when every character of `digits` is a DTMF digit (0-9, *, #, A-D). */
+export function isDtmf(digits: string): boolean {
+  return digits.length > 0 && [...digits].every((digit) => digit.toUpperCase() in DTMF_EVENTS);
 }
 
 interface Remote {
@@ -509,8 +618,12 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     payloadLength: 0,
   };
   private readonly queue: Queued[] = [];
+  private readonly dtmf: DtmfDigit[] = [];
   private readonly sendFrame = new Int16Array(FRAME_SAMPLES);
   private readonly playFrame = new Int16Array(FRAME_SAMPLES);
+  private readonly heardFrame = new Int16Array(FRAME_SAMPLES);
+  /** The next tick's packet went out already: speech that started on a quiet line (see sendAhead). */
+  private sentAhead = false;
   private running = false;
   private closed = false;
   private closing: Promise<void> | null = null;
@@ -584,20 +697,64 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
 
   /**
    * Queues 8 kHz 16-bit mono PCM after what is already queued; resolves once its last sample has
-   * been sent, or when stopPlayback() or close() drops it. The samples are read as they are sent,
-   * not copied: leave the array alone until then. Speech waits while there is no remote to send to.
+   * been sent, or when stopPlayback() or close() drops it, with how much of it went out. The
+   * samples are read as they are sent, not copied: leave the array alone until then. Speech
+   * waits while there is no remote to send to. `onFirstPacket` is called with the wall-clock ms
+   * its first samples were handed to the socket.
    */
-  play(pcm: Int16Array): Promise<void> {
-    if (this.closed || (pcm.length === 0 && this.queue.length === 0)) return Promise.resolve();
+  play(pcm: Int16Array, onFirstPacket?: (sentAt: number) => void): Promise<PlayResult> {
+    if (this.closed) return Promise.resolve({ playedMs: 0, interrupted: true });
+    if (pcm.length === 0 && this.queue.length === 0)
+      return Promise.resolve({ playedMs: 0, interrupted: false });
     return new Promise((resolve) => {
-      this.queue.push({ pcm, offset: 0, resolve });
+      this.queue.push({ pcm, offset: 0, resolve, onFirstPacket });
+      if (this.queue.length === 1) this.sendAhead();
     });
   }
 
-  /** Drops everything queued (barge-in); the pending play() promises resolve. */
+  /**
+   * Speech queued on a quiet line goes out at once as the next tick's packet (its timestamp and
+   * sequence number), instead of waiting up to 20 ms for that tick; the tick then sends nothing.
+   * The far end sees that one packet early, which its jitter buffer absorbs; the clock and the
+   * timestamps keep their pace, so nothing drifts.
+   */
+  private sendAhead(): void {
+    const remote = this.remote;
+    if (!this.running || !remote || this.sentAhead || this.dtmf.length > 0) return;
+    // Within a millisecond of its time the tick sends it anyway.
+    if (this.startMs + this.ticks * FRAME_MS - performance.now() < 1) return;
+    this.takeSpeech();
+    this.send(remote);
+    this.sentAhead = true;
+  }
+
+  /** Drops everything queued (barge-in); the pending play() promises resolve, interrupted. */
   stopPlayback(): void {
     const dropped = this.queue.splice(0);
-    for (const item of dropped) item.resolve();
+    for (const item of dropped) item.resolve({ playedMs: item.offset / SAMPLES_PER_MS, interrupted: true });
+  }
+
+  /**
+   * Sends DTMF digits (0-9, *, #, A-D) as RFC 4733 telephone-events with `payloadType` (the one
+   * the far end's SDP answer gave telephone-event/8000): each digit a 100 ms event whose packets
+   * keep its first timestamp, the first marked, the duration growing; then its end packet three
+   * times and a 100 ms gap. Speech waits meanwhile. Resolves when the last digit's end went out
+   * (at once when the session is closed or the digits are not DTMF).
+   */
+  sendDtmf(digits: string, payloadType: number): Promise<void> {
+    if (this.closed || !isDtmf(digits)) return Promise.resolve();
+    const all = [...digits.toUpperCase()];
+    return new Promise((resolve) => {
+      all.forEach((digit, index) => {
+        this.dtmf.push({
+          event: DTMF_EVENTS[digit] ?? 0,
+          tick: 0,
+          timestamp: 0,
+          payloadType,
+          resolve: index === all.length - 1 ? resolve : () => {},
+        });
+      });
+    });
   }
 
   /** True while queued speech remains. */
@@ -627,6 +784,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.stopPlayback();
+    for (const digit of this.dtmf.splice(0)) digit.resolve();
     await new Promise<void>((resolve) => this.socket.close(() => resolve()));
     await this.recorder?.close();
   }
@@ -655,16 +813,81 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     const nowMs = this.startMs + this.ticks * FRAME_MS;
     this.ticks++;
     const remote = this.remote;
-    if (live && remote) {
+    if (this.sentAhead) {
+      // sendFrame holds what went out ahead, for the recording.
+      this.sentAhead = false;
+    } else if (live && remote && this.dtmf.length > 0 && this.sendEvent(remote)) {
+      this.sendFrame.fill(0);
+    } else if (live && remote) {
       this.takeSpeech();
       this.send(remote);
     } else {
       this.sendFrame.fill(0);
     }
     this.timestamp = (this.timestamp + FRAME_SAMPLES) >>> 0;
+    if (!this.jitterBuffer.started) {
+      if (live && this.listenerCount('audio') > 0) {
+        this.emit('audio', new Int16Array(FRAME_SAMPLES), performance.timeOrigin + performance.now());
+      }
+    } else {
+      // Frames the playout is about to take reach the listener first, if they have not yet.
+      this.hear(nowMs);
+    }
     this.jitterBuffer.pull(this.playFrame, nowMs);
     this.recorder?.write(this.sendFrame, this.playFrame);
-    if (live && this.listenerCount('audio') > 0) this.emit('audio', this.playFrame.slice());
+  }
+
+  /** Gives the listener every received frame that is due (JitterBuffer.hear), stamped now. */
+  private hear(playoutMs?: number): void {
+    const at = performance.timeOrigin + performance.now();
+    while (this.jitterBuffer.hear(this.heardFrame, playoutMs)) {
+      if (this.listenerCount('audio') > 0) this.emit('audio', this.heardFrame.slice(), at);
+    }
+  }
+
+  /**
+   * One tick of the digit at the head of the DTMF queue: an event packet, or (in its gap) false,
+   * so the tick carries the ordinary stream. The digit leaves the queue after its gap.
+   */
+  private sendEvent(remote: Remote): boolean {
+    const digit = this.dtmf[0];
+    if (!digit) return false;
+    const tick = digit.tick++;
+    if (tick === 0) digit.timestamp = this.timestamp;
+    const tone = tick < DTMF_TONE_TICKS;
+    if (tone || tick < DTMF_TONE_TICKS + DTMF_END_PACKETS) {
+      const duration = Math.min(tick + 1, DTMF_TONE_TICKS) * FRAME_SAMPLES;
+      this.sendEventPacket(remote, digit, tick === 0, !tone, duration);
+      if (tick === DTMF_TONE_TICKS + DTMF_END_PACKETS - 1) digit.resolve();
+      return true;
+    }
+    if (tick >= DTMF_TONE_TICKS + DTMF_END_PACKETS + DTMF_GAP_TICKS - 1) this.dtmf.shift();
+    return false;
+  }
+
+  private sendEventPacket(
+    remote: Remote,
+    digit: DtmfDigit,
+    marker: boolean,
+    end: boolean,
+    duration: number,
+  ): void {
+    if (this.socket.getSendQueueCount() >= SEND_BUFFERS - MAX_CATCH_UP_TICKS) return;
+    const packet = this.packets[this.nextPacket];
+    if (!packet) return;
+    this.nextPacket = (this.nextPacket + 1) % SEND_BUFFERS;
+    packet.writeUInt8(0x80, 0);
+    packet.writeUInt8((marker ? 0x80 : 0) | (digit.payloadType & 0x7f), 1);
+    packet.writeUInt16BE(this.sequence, 2);
+    packet.writeUInt32BE(digit.timestamp, 4);
+    packet.writeUInt32BE(this.ssrc, 8);
+    packet.writeUInt8(digit.event, HEADER_BYTES);
+    packet.writeUInt8((end ? 0x80 : 0) | DTMF_VOLUME, HEADER_BYTES + 1);
+    packet.writeUInt16BE(duration, HEADER_BYTES + 2);
+    // The packet buffers are audio-sized and reused: only the 4-byte event payload is sent.
+    this.socket.send(packet, 0, HEADER_BYTES + 4, remote.port, remote.address);
+    this.sequence = (this.sequence + 1) & 0xffff;
+    this.packetsSent++;
   }
 
   /** Fills sendFrame from the queue (silence after it), resolving each clip whose end it takes. */
@@ -675,13 +898,23 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       const item = this.queue[0];
       if (!item) break;
       const take = Math.min(FRAME_SAMPLES - filled, item.pcm.length - item.offset);
+      if (item.offset === 0 && item.onFirstPacket) {
+        // Handed to the socket in this very tick, right after this loop.
+        const first = item.onFirstPacket;
+        item.onFirstPacket = undefined;
+        try {
+          first(performance.timeOrigin + performance.now());
+        } catch {
+          // A listener's failure is its own; the audio goes on.
+        }
+      }
       for (let i = 0; i < take; i++) frame[filled + i] = item.pcm[item.offset + i] ?? 0;
       filled += take;
       item.offset += take;
       if (item.offset >= item.pcm.length) {
         this.queue.shift();
         // Its continuation runs after this tick's packet has been handed to the socket.
-        item.resolve();
+        item.resolve({ playedMs: item.pcm.length / SAMPLES_PER_MS, interrupted: false });
       }
     }
     frame.fill(0, filled);
@@ -715,6 +948,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (header.payloadLength === 0) return;
     this.packetsReceived++;
     // Before start() there is no playout clock to place audio against.
-    if (this.running) this.jitterBuffer.push(header, packet, performance.now());
+    if (!this.running) return;
+    this.jitterBuffer.push(header, packet, performance.now());
+    this.hear();
   };
 }

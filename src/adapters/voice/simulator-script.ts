@@ -3,15 +3,16 @@ import type { FinalCallStatus, TranscriptEntry } from '../../domain/call.js';
 /**
  * What the simulated telephone network does with a number, decided by its last four digits
  * (../shared/DESIGN.md): 0001 busy, 0002 no answer, 0003 failed, 0004 voicemail, 0006 busy on the
- * first attempt then answered, 0007 no answer on the first attempt then answered; any other number
- * answers and holds a scripted conversation that varies with the number.
+ * first attempt then answered, 0007 no answer on the first attempt then answered, 0008 answered by
+ * someone who asks not to be called again; any other number answers and holds a conversation that
+ * varies with the number (interested, not interested, asks for a callback).
  */
 export type SimulatedOutcome =
   | { kind: 'unanswered'; status: Exclude<FinalCallStatus, 'COMPLETED' | 'VOICEMAIL'>; error: string }
   | { kind: 'voicemail' }
   | { kind: 'conversation'; script: ConversationScript };
 
-export type ConversationScript = 'interested' | 'not_interested' | 'callback';
+export type ConversationScript = 'interested' | 'not_interested' | 'callback' | 'do_not_call';
 
 export function simulatedOutcome(phoneNumber: string, attempt: number): SimulatedOutcome {
   const suffix = phoneNumber.slice(-4);
@@ -24,6 +25,8 @@ export function simulatedOutcome(phoneNumber: string, attempt: number): Simulate
       return { kind: 'unanswered', status: 'FAILED', error: 'Call failed: number unreachable' };
     case '0004':
       return { kind: 'voicemail' };
+    case '0008':
+      return { kind: 'conversation', script: 'do_not_call' };
     case '0006':
       return attempt <= 1
         ? { kind: 'unanswered', status: 'BUSY', error: 'Line busy' }
@@ -85,6 +88,15 @@ export function conversation(script: ConversationScript, names: ScriptNames): Tr
         { role: 'user', content: 'I am in a meeting right now. Can you call me back tomorrow morning?' },
         { role: 'assistant', content: `Of course, ${contact}. I will call you back tomorrow morning.` },
         { role: 'user', content: 'Thank you, bye.' },
+      ];
+    case 'do_not_call':
+      return [
+        ...opening,
+        {
+          role: 'user',
+          content: 'No. Please take this number off your list and do not call me again. Goodbye.',
+        },
+        { role: 'assistant', content: `Understood, ${contact}. We will not call you again. Goodbye.` },
       ];
     default: {
       const unreachable: never = script;

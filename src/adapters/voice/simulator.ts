@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Logger } from 'pino';
 import type { TranscriptEntry } from '../../domain/call.js';
 import type {
   CallEndedEvent,
@@ -7,14 +8,25 @@ import type {
   DialRecord,
   DialRecords,
   DialRequest,
+  LiveCallChannel,
   ProviderCallState,
   Recording,
+  RecordingStore,
   VoiceProvider,
 } from '../../ports.js';
 import { systemClock } from '../../ports.js';
+import type { ConversationEngine, VoiceModels } from '../../voice/contracts.js';
+import { runAnsweredCall } from '../../voice/session.js';
 import { publishOnce } from './publish-once.js';
-import { conversation, simulatedOutcome, VOICEMAIL_TRANSCRIPT } from './simulator-script.js';
-import { synthesizeConversationWav } from './wav.js';
+import { SimulatedCallee } from './sim-persona.js';
+import { spokenConversationWav, spokenSeconds } from './sim-recording.js';
+import { type SimTransportOptions, SimulatedTextTransport } from './sim-transport.js';
+import {
+  conversation,
+  type SimulatedOutcome,
+  simulatedOutcome,
+  VOICEMAIL_TRANSCRIPT,
+} from './simulator-script.js';
 
 export interface SimulatorOptions {
   ringMs: number;
@@ -32,7 +44,48 @@ export interface SimulatorOptions {
   dialsDir?: string;
   clock?: Clock;
   onError?: (error: unknown, event: CallEndedEvent) => void;
+  /**
+   * AI conversations (an LLM is configured): an answered call runs the answered-call session
+   * with this engine on a text transport whose callee is a persona of the number, and ends when
+   * the conversation does. Without it, answered calls play the canned scripts for talkMs.
+   */
+  conversation?: SimulatedConversations;
+  /** Where the spoken recordings are kept once made (made on the first request); memory without. */
+  recordings?: RecordingStore;
+  logger?: Logger;
 }
+
+export interface SimulatedConversations {
+  engine: ConversationEngine;
+  /** The models the engine speaks through; the persona answers through `models.chat` too. */
+  models: VoiceModels;
+  /** OUTDIAL_MAX_CALL_SECONDS in ms. */
+  maxCallMs: number;
+  /** Live call control: the conversations' events and operators' commands (see session.ts). */
+  live?: LiveCallChannel;
+  /** The callee's pace (think time, leave grace, hello): tests shorten them. */
+  callee?: Pick<SimTransportOptions, 'thinkMs' | 'leaveGraceMs' | 'helloAfterMs'> & {
+    maxReplies?: number;
+  };
+}
+
+/** A call of this process in progress: a canned one's end timer, or an AI conversation. */
+interface Session {
+  timer: NodeJS.Timeout;
+  /** Canned answered calls: reports the answer when the ringing ends. */
+  answer?: NodeJS.Timeout;
+  /** AI conversations still ringing: their end when the process stops before the answer. */
+  unanswered?: () => CallEndedEvent;
+  /** AI conversations: hangs up the running conversation (the process stops). */
+  stop?: () => void;
+}
+
+/** The simulated far end hangs up this long after the call's limit, if the session has not. */
+const TRANSPORT_GRACE_MS = 5000;
+/** Recordings kept in memory without a store: a few, as a cache for repeated downloads. */
+const MEMORY_RECORDINGS = 16;
+/** The store's old recordings are pruned hourly, from the first one made (as the SIP provider does). */
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 interface Plan {
   /** Milliseconds from the dial until the call ends. */
@@ -52,17 +105,24 @@ export interface SimulatedDial {
 /**
  * Simulated telephony. A call's outcome is a pure function of the number and the attempt, and its
  * timing of the dial time, so after its process dies `lookup` rebuilds any call from its dial
- * record: a call whose time is up ends at once, one still running is picked up again.
+ * record: a call whose time is up ends at once, one still running is picked up again. An AI
+ * conversation (`conversation` set) cannot be rebuilt: one cut off by its process's death is
+ * settled as the SIP provider settles a cut-off answered call.
  */
 export class SimulatedVoiceProvider implements VoiceProvider {
   readonly name = 'simulator';
   /** The most recent dials this process made, oldest first (at most 100,000): tests and accounting read it. */
   readonly dials: SimulatedDial[] = [];
-  private readonly sessions = new Map<string, NodeJS.Timeout>();
+  private readonly sessions = new Map<string, Session>();
   /** Ids already dialed (bounded like `dials`): the idempotency record. */
   private readonly dialed = new Set<string>();
   private handler: ((event: CallEndedEvent) => Promise<void>) | null = null;
   private readonly clock: Clock;
+  /** Recordings made or being made, without a store (least recently used first). */
+  private readonly made = new Map<string, Promise<{ wav: Buffer; spoken: boolean }>>();
+  /** AI conversations still reporting their end (close waits for them). */
+  private readonly reporting = new Set<Promise<void>>();
+  private pruner: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: SimulatorOptions) {
     this.clock = options.clock ?? systemClock;
@@ -100,17 +160,25 @@ export class SimulatedVoiceProvider implements VoiceProvider {
   /**
    * A call whose owner is gone: its end when its time is up, rebuilt from the time it went out;
    * otherwise this process takes it over (one process does) and reports its end when it comes.
+   * An AI conversation past its ringing is not rebuilt: it is settled as cut off.
    */
   async lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState> {
     if (this.sessions.has(request.callId)) return { known: true, ended: null };
+    if (record.ended) return { known: true, ended: record.ended };
     const dialedAt = record.sentAt;
     if (!dialedAt) return { known: false, ended: null };
     // The simulated network is its records: a call sent is one it took, even when the process
     // that sent it died before writing the log line (the line is published once, whoever does).
     if (this.options.dialsDir) this.log(request, dialedAt);
-    const plan = this.plan(request);
-    if (dialedAt.getTime() + plan.totalMs <= this.clock.now().getTime()) {
-      return { known: true, ended: plan.ended(dialedAt) };
+    const now = this.clock.now().getTime();
+    if (this.conversing(request)) {
+      const answerAt = dialedAt.getTime() + this.options.ringMs;
+      if (record.answeredAt || answerAt <= now) {
+        return { known: true, ended: cutOff(request, record, new Date(answerAt)) };
+      }
+    } else {
+      const plan = this.plan(request);
+      if (dialedAt.getTime() + plan.totalMs <= now) return { known: true, ended: plan.ended(dialedAt) };
     }
     const records = this.options.records;
     if (records && record.owner !== records.owner && !(await records.adopt(request.callId, record.owner)))
@@ -119,18 +187,92 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     return { known: true, ended: null };
   }
 
+  /**
+   * The call's transcript spoken with espeak-ng (tones without it), made on the first request
+   * and kept: in the recording store when there is one, else in memory for the last few calls.
+   */
   async recording(call: {
     id: string;
     duration: number;
     transcription: TranscriptEntry[];
   }): Promise<Recording | null> {
     if (call.duration <= 0) return null;
-    return { contentType: 'audio/wav', body: synthesizeConversationWav(call.transcription, call.duration) };
+    const store = this.options.recordings;
+    if (store) {
+      const kept = await store.get(call.id);
+      if (kept) return kept;
+    }
+    let making = this.made.get(call.id);
+    if (!making) {
+      const made = this.makeRecording(call, store);
+      making = made;
+      this.made.set(call.id, made);
+      // With a store, only recordings being made are held here (two requests share one run);
+      // without, the last few stay as the cache. Tones that stood in for speech, or a failure,
+      // are not kept: the next request tries again.
+      const forget = () => {
+        if (this.made.get(call.id) === made) this.made.delete(call.id);
+      };
+      made.then((result) => (store || !result.spoken ? forget() : undefined), forget);
+      for (const oldest of this.made.keys()) {
+        if (this.made.size <= MEMORY_RECORDINGS) break;
+        this.made.delete(oldest);
+      }
+    }
+    return { contentType: 'audio/wav', body: (await making).wav };
   }
 
+  private async makeRecording(
+    call: { id: string; duration: number; transcription: TranscriptEntry[] },
+    store: RecordingStore | undefined,
+  ): Promise<{ wav: Buffer; spoken: boolean }> {
+    const made = await spokenConversationWav(call.transcription, call.duration);
+    if (!made.spoken) {
+      this.options.logger?.warn(
+        { callId: call.id },
+        'a simulated recording is tones: espeak-ng did not speak it',
+      );
+    }
+    if (store && made.spoken) {
+      if (!this.pruner) {
+        void this.prune(store);
+        this.pruner = setInterval(() => void this.prune(store), PRUNE_EVERY_MS);
+        this.pruner.unref();
+      }
+      try {
+        const scratch = await store.scratchPath(call.id);
+        await fs.promises.writeFile(scratch, made.wav);
+        await store.put(call.id, { path: scratch, contentType: 'audio/wav' });
+      } catch (error) {
+        // The recording is still served; it is made again on the next request.
+        this.options.logger?.warn({ err: error, callId: call.id }, 'could not keep a simulated recording');
+      }
+    }
+    return made;
+  }
+
+  /** Spoken recordings are a cache (made again on request): the store's retention applies to them too. */
+  private async prune(store: RecordingStore): Promise<void> {
+    await store.prune().catch((error: unknown) => {
+      this.options.logger?.warn({ err: error }, 'could not prune simulated recordings');
+    });
+  }
+
+  /**
+   * Stops this process's calls: canned ones are left to `lookup` (rebuilt from their dial time),
+   * AI conversations are hung up and reported as cut off (before or after their answer).
+   */
   async close(): Promise<void> {
-    for (const timer of this.sessions.values()) clearTimeout(timer);
+    if (this.pruner) clearInterval(this.pruner);
+    const reports: Array<Promise<void>> = [...this.reporting];
+    for (const session of this.sessions.values()) {
+      clearTimeout(session.timer);
+      clearTimeout(session.answer);
+      if (session.unanswered) reports.push(this.settle(session.unanswered()));
+      session.stop?.();
+    }
     this.sessions.clear();
+    await Promise.allSettled(reports);
   }
 
   /** Every dial in the dials folder (all processes), oldest first. */
@@ -160,15 +302,154 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     return this.sessions.size;
   }
 
+  /** True when this call, once answered, holds an AI conversation rather than a canned one. */
+  private conversing(request: DialRequest): boolean {
+    return !!this.options.conversation && answered(simulatedOutcome(request.to, request.attempt));
+  }
+
   private schedule(request: DialRequest, dialedAt: Date): void {
+    if (this.conversing(request)) {
+      this.ring(request, dialedAt);
+      return;
+    }
     const plan = this.plan(request);
-    const wait = Math.max(dialedAt.getTime() + plan.totalMs - this.clock.now().getTime(), 0);
+    const now = this.clock.now().getTime();
+    const wait = Math.max(dialedAt.getTime() + plan.totalMs - now, 0);
+    const answeredAt = plan.ended(dialedAt).answeredAt;
     const timer = setTimeout(() => {
       this.sessions.delete(request.callId);
-      const event = plan.ended(dialedAt);
-      this.handler?.(event).catch((error: unknown) => this.options.onError?.(error, event));
+      this.report(plan.ended(dialedAt));
     }, wait);
-    this.sessions.set(request.callId, timer);
+    // The answer is recorded when it happens (call.answered is queued there), as the AI
+    // conversations and the SIP provider record theirs. A call picked up after its answer records
+    // it at once; the record keeps the first answer only, so nothing is told twice.
+    const answer = answeredAt
+      ? setTimeout(
+          () => this.recordAnswer(request.callId, answeredAt),
+          Math.max(answeredAt.getTime() - now, 0),
+        )
+      : undefined;
+    this.sessions.set(request.callId, { timer, ...(answer ? { answer } : {}) });
+  }
+
+  /**
+   * The end of an AI conversation: kept with its dial record first (it cannot be rebuilt from the
+   * number: if this process dies before the call row hears of it, `lookup` reads it there), then
+   * reported.
+   */
+  private async settle(event: CallEndedEvent): Promise<void> {
+    await this.options.records?.ended(event).catch((error: unknown) => {
+      this.options.logger?.warn(
+        { err: error, callId: event.callId },
+        'could not record a simulated call end',
+      );
+    });
+    await this.report(event);
+  }
+
+  private report(event: CallEndedEvent): Promise<void> {
+    return (this.handler?.(event) ?? Promise.resolve()).catch((error: unknown) =>
+      this.options.onError?.(error, event),
+    );
+  }
+
+  private recordAnswer(callId: string, at: Date): void {
+    this.options.records?.answered(callId, at).catch((error: unknown) => {
+      this.options.logger?.warn({ err: error, callId }, 'could not record a simulated answer');
+    });
+  }
+
+  /** An AI call rings for ringMs after it went out, then the session holds its conversation. */
+  private ring(request: DialRequest, dialedAt: Date): void {
+    const wait = Math.max(dialedAt.getTime() + this.options.ringMs - this.clock.now().getTime(), 0);
+    const session: Session = {
+      // Cut before the answer, as the SIP provider reports it: FAILED, nothing connected.
+      unanswered: () => ({
+        callId: request.callId,
+        status: 'FAILED',
+        duration: 0,
+        answeredAt: null,
+        endedAt: this.clock.now(),
+        error: 'The call was cut off before an answer: the process that placed it stopped',
+        transcription: [],
+        endedReason: null,
+      }),
+      timer: setTimeout(() => {
+        session.unanswered = undefined;
+        const running = this.converse(request, session).finally(() => {
+          this.sessions.delete(request.callId);
+          this.reporting.delete(running);
+        });
+        this.reporting.add(running);
+      }, wait),
+    };
+    this.sessions.set(request.callId, session);
+  }
+
+  private async converse(request: DialRequest, session: Session): Promise<void> {
+    const settings = this.options.conversation as SimulatedConversations;
+    const { logger } = this.options;
+    const answeredAt = this.clock.now();
+    const started = performance.now();
+    this.recordAnswer(request.callId, answeredAt);
+    const outcome = simulatedOutcome(request.to, request.attempt);
+    const names = {
+      agentName: request.agent.agentName ?? request.agent.name,
+      contactName: request.contact.name,
+    };
+    const callee =
+      outcome.kind === 'conversation'
+        ? new SimulatedCallee({
+            script: outcome.script,
+            ...names,
+            chat: settings.models.chat,
+            ...(settings.callee?.maxReplies ? { maxReplies: settings.callee.maxReplies } : {}),
+          })
+        : null; // the voicemail numbers: an answering machine
+    const transport = new SimulatedTextTransport({
+      callee,
+      // A backstop only: the session ends the call at its own limit first (max-duration).
+      maxCallMs: settings.maxCallMs + TRANSPORT_GRACE_MS,
+      ...settings.callee,
+      ...(logger ? { logger } : {}),
+    });
+    let stopped = false;
+    session.stop = () => {
+      stopped = true;
+      transport.hangup();
+    };
+    const result = await runAnsweredCall({
+      callId: request.callId,
+      transport,
+      agent: request.agent,
+      contact: request.contact,
+      ...(request.variables ? { variables: request.variables } : {}),
+      engine: settings.engine,
+      models: settings.models,
+      // The simulated network says who answered (the transport's verdict), whatever OUTDIAL_AMD says
+      // of listening to real audio.
+      amd: true,
+      maxCallMs: settings.maxCallMs,
+      ...(settings.live ? { live: settings.live } : {}),
+      ...(logger ? { logger } : {}),
+    });
+    const endedAt = this.clock.now();
+    // A text conversation takes seconds; the call lasts what its words take spoken (see docs/decisions.md).
+    const elapsed = (performance.now() - started) / 1000;
+    const duration = Math.max(Math.ceil(Math.max(elapsed, spokenSeconds(result.transcription))), 1);
+    const cut = stopped && result.endedReason === 'callee-hung-up';
+    await this.settle({
+      callId: request.callId,
+      status: cut ? 'FAILED' : result.status,
+      duration,
+      answeredAt,
+      endedAt,
+      error: cut ? `The call was cut off after ${duration} s connected: the process stopped` : result.error,
+      transcription: result.transcription,
+      endedReason: cut ? 'error' : result.endedReason,
+      turns: result.turns,
+      toolCalls: result.toolCalls,
+    });
   }
 
   private plan(request: DialRequest): Plan {
@@ -228,4 +509,30 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       }
     }
   }
+}
+
+function answered(outcome: SimulatedOutcome): boolean {
+  return outcome.kind !== 'unanswered';
+}
+
+/**
+ * An AI conversation whose process died after the answer: its words died with it, so it is
+ * settled as the SIP provider settles a cut-off answered call: FAILED, charged from the answer to
+ * the owner's last heartbeat (at least 1 s), endedReason `error`.
+ */
+function cutOff(request: DialRequest, record: DialRecord, answerAt: Date): CallEndedEvent {
+  const answeredAt = record.answeredAt ?? answerAt;
+  const heartbeat = record.ownerSeenAt ?? answeredAt;
+  const endedAt = new Date(Math.max(heartbeat.getTime(), answeredAt.getTime()));
+  const duration = Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1);
+  return {
+    callId: request.callId,
+    status: 'FAILED',
+    duration,
+    answeredAt,
+    endedAt,
+    error: `The call was cut off after ${duration} s connected: the process that placed it stopped`,
+    transcription: [],
+    endedReason: 'error',
+  };
 }

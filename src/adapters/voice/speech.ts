@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../domain/errors.js';
+import { decodeWav } from './wav.js';
 
 /** The phone line's rate: every PCM buffer this module hands out or takes by default. */
 export const PHONE_RATE = 8000;
@@ -203,31 +204,153 @@ function kernelAt(u: number): number {
  * below the lower of the two Nyquist frequencies: anti-aliasing going down, anti-imaging going up.
  */
 export function resample(pcm: Int16Array, fromRate: number, toRate: number): Int16Array {
-  if (!(fromRate > 0 && toRate > 0 && Number.isFinite(fromRate) && Number.isFinite(toRate))) {
-    throw new RangeError(`resample: rates must be positive, got ${fromRate} -> ${toRate}`);
-  }
-  if (fromRate === toRate) return pcm.slice();
-  const outLength = Math.floor((pcm.length * toRate) / fromRate);
-  const out = new Int16Array(outLength);
-  const step = fromRate / toRate;
-  // Cut-off as a fraction of the input's Nyquist frequency; the kernel is stretched accordingly.
-  const cutoff = (Math.min(fromRate, toRate) / fromRate) * ROLLOFF;
-  const reach = SINC_ZEROS / cutoff;
-  for (let i = 0; i < outLength; i++) {
-    const centre = i * step;
-    const first = Math.max(0, Math.ceil(centre - reach));
-    const last = Math.min(pcm.length - 1, Math.floor(centre + reach));
-    let sum = 0;
-    let weights = 0;
-    for (let k = first; k <= last; k++) {
-      const weight = kernelAt((k - centre) * cutoff);
-      sum += (pcm[k] ?? 0) * weight;
-      weights += weight;
-    }
-    // Dividing by the weights' sum keeps the gain at exactly 1 near the edges too.
-    out[i] = weights === 0 ? 0 : toInt16(sum / weights);
-  }
+  if (fromRate === toRate && Resampler.validRates(fromRate, toRate)) return pcm.slice();
+  const resampler = new Resampler(fromRate, toRate);
+  const head = resampler.push(pcm);
+  const tail = resampler.flush();
+  const out = new Int16Array(head.length + tail.length);
+  out.set(head);
+  out.set(tail, head.length);
   return out;
+}
+
+/**
+ * The same filter on a stream: audio arriving in pieces of any size (a speech server's chunks)
+ * comes out exactly as `resample` would give it for the whole, each output sample as soon as the
+ * input its filter reaches has arrived (about 100 input samples of look-ahead going 24 -> 8 kHz,
+ * 4 ms), so the edges between pieces are not heard.
+ */
+export class Resampler {
+  readonly #step: number;
+  readonly #cutoff: number;
+  readonly #reach: number;
+  readonly #ratio: number;
+  /** Integer rates: the filter's weights for each of the output's phases, computed once. */
+  readonly #phases: FilterPhase[] | undefined;
+  /** Input not yet dropped, starting at absolute sample #offset. */
+  #input = new Int16Array(0);
+  #offset = 0;
+  /** Input samples received in all. */
+  #total = 0;
+  /** The next output sample's index. */
+  #next = 0;
+
+  static validRates(fromRate: number, toRate: number): boolean {
+    return fromRate > 0 && toRate > 0 && Number.isFinite(fromRate) && Number.isFinite(toRate);
+  }
+
+  constructor(
+    readonly fromRate: number,
+    readonly toRate: number,
+  ) {
+    if (!Resampler.validRates(fromRate, toRate)) {
+      throw new RangeError(`resample: rates must be positive, got ${fromRate} -> ${toRate}`);
+    }
+    this.#step = fromRate / toRate;
+    this.#ratio = toRate / fromRate;
+    // Cut-off as a fraction of the input's Nyquist frequency; the kernel is stretched accordingly.
+    this.#cutoff = (Math.min(fromRate, toRate) / fromRate) * ROLLOFF;
+    this.#reach = SINC_ZEROS / this.#cutoff;
+    this.#phases = filterPhases(fromRate, toRate, this.#cutoff, this.#reach);
+  }
+
+  /** Takes the next piece of input; returns the output samples it completes. */
+  push(pcm: Int16Array): Int16Array {
+    if (pcm.length > 0) {
+      const joined = new Int16Array(this.#input.length + pcm.length);
+      joined.set(this.#input);
+      joined.set(pcm, this.#input.length);
+      this.#input = joined;
+      this.#total += pcm.length;
+    }
+    return this.#produce(false);
+  }
+
+  /** The input is over: returns the rest of the output (its filter reaching past the end sees less). */
+  flush(): Int16Array {
+    return this.#produce(true);
+  }
+
+  /** Output sample i's filter: its first input index and weights. */
+  #filter(i: number): { first: number; weights: Float64Array | undefined; centre: number } {
+    const centre = i * this.#step;
+    if (!this.#phases) return { first: Math.ceil(centre - this.#reach), weights: undefined, centre };
+    // Exact integer arithmetic: output i sits at input position (i * from) / to.
+    const position = i * this.fromRate;
+    const base = Math.floor(position / this.toRate);
+    const phase = this.#phases[(position - base * this.toRate) / (this.toRate / this.#phases.length)];
+    return { first: base + (phase?.firstOffset ?? 0), weights: phase?.weights, centre };
+  }
+
+  #produce(final: boolean): Int16Array {
+    const outLength = Math.floor(this.#total * this.#ratio);
+    const out = new Int16Array(Math.max(0, outLength - this.#next));
+    let count = 0;
+    const lastInput = this.#total - 1;
+    const input = this.#input;
+    const offset = this.#offset;
+    while (this.#next < outLength) {
+      const { first, weights, centre } = this.#filter(this.#next);
+      const reachEnd = weights ? first + weights.length - 1 : Math.floor(centre + this.#reach);
+      if (!final && reachEnd > lastInput) break;
+      const from = Math.max(0, first);
+      const to = Math.min(lastInput, reachEnd);
+      let sum = 0;
+      let total = 0;
+      for (let k = from; k <= to; k++) {
+        const weight = weights ? (weights[k - first] ?? 0) : kernelAt((k - centre) * this.#cutoff);
+        sum += (input[k - offset] ?? 0) * weight;
+        total += weight;
+      }
+      // Dividing by the weights' sum keeps the gain at exactly 1 near the edges too.
+      out[count++] = total === 0 ? 0 : toInt16(sum / total);
+      this.#next++;
+    }
+    // Input the next output's filter no longer reaches is dropped.
+    const keepFrom = Math.max(0, this.#filter(this.#next).first);
+    if (keepFrom > this.#offset) {
+      this.#input = this.#input.slice(Math.min(keepFrom - this.#offset, this.#input.length));
+      this.#offset = keepFrom;
+    }
+    return count === out.length ? out : out.slice(0, count);
+  }
+}
+
+interface FilterPhase {
+  /** The first input sample's index relative to the output's integer position. */
+  firstOffset: number;
+  weights: Float64Array;
+}
+
+/** Phases kept at most: 22 050 -> 8 000 Hz has 160 of about 190 weights each (240 KB). */
+const MAX_PHASES = 1024;
+
+/**
+ * With integer rates the output's positions between input samples repeat every to/gcd samples,
+ * so each phase's weights are computed once instead of for every output sample (half the time of
+ * the direct form). Other rates, or too many phases, use the direct form.
+ */
+function filterPhases(
+  fromRate: number,
+  toRate: number,
+  cutoff: number,
+  reach: number,
+): FilterPhase[] | undefined {
+  if (!Number.isInteger(fromRate) || !Number.isInteger(toRate)) return undefined;
+  let a = fromRate;
+  let b = toRate;
+  while (b !== 0) [a, b] = [b, a % b];
+  const count = toRate / a;
+  if (count > MAX_PHASES) return undefined;
+  return Array.from({ length: count }, (_, phase) => {
+    const fraction = (phase * a) / toRate;
+    const firstOffset = Math.ceil(fraction - reach);
+    const lastOffset = Math.floor(fraction + reach);
+    const weights = new Float64Array(lastOffset - firstOffset + 1);
+    for (let j = firstOffset; j <= lastOffset; j++)
+      weights[j - firstOffset] = kernelAt((j - fraction) * cutoff);
+    return { firstOffset, weights };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -333,41 +456,13 @@ export function synthesize(text: string, options: SynthesizeOptions = {}): Promi
   return pending.then((samples) => samples.slice());
 }
 
-/**
- * Reads 16-bit mono PCM WAV. espeak-ng writing to a pipe cannot seek back to fill in the sizes,
- * so the data chunk runs to the end of the buffer whatever its header says.
- */
+/** Reads espeak-ng's WAV output (see decodeWav: the data runs to the end of the pipe's output). */
 function readWav(wav: Buffer): { rate: number; samples: Int16Array } {
-  if (wav.length < 12 || wav.toString('ascii', 0, 4) !== 'RIFF' || wav.toString('ascii', 8, 12) !== 'WAVE') {
-    throw new SpeechToolError(ESPEAK, 'failed', 'output is not a WAV file');
+  try {
+    return decodeWav(wav);
+  } catch (error) {
+    throw new SpeechToolError(ESPEAK, 'failed', `output: ${error instanceof Error ? error.message : error}`);
   }
-  let rate = 0;
-  let at = 12;
-  while (at + 8 <= wav.length) {
-    const id = wav.toString('ascii', at, at + 4);
-    const size = wav.readUInt32LE(at + 4);
-    if (id === 'fmt ') {
-      const format = wav.readUInt16LE(at + 8);
-      const channels = wav.readUInt16LE(at + 10);
-      const bits = wav.readUInt16LE(at + 22);
-      if (format !== 1 || channels !== 1 || bits !== 16) {
-        throw new SpeechToolError(
-          ESPEAK,
-          'failed',
-          `unexpected WAV format ${format}/${channels}ch/${bits}bit`,
-        );
-      }
-      rate = wav.readUInt32LE(at + 12);
-    } else if (id === 'data') {
-      if (rate === 0) break;
-      const start = at + 8;
-      const end = start + Math.floor((wav.length - start) / 2) * 2;
-      const samples = new Int16Array(wav.buffer.slice(wav.byteOffset + start, wav.byteOffset + end));
-      return { rate, samples };
-    }
-    at += 8 + size + (size % 2);
-  }
-  throw new SpeechToolError(ESPEAK, 'failed', 'WAV output without format or data');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -661,6 +756,41 @@ function levelDb(frame: Int16Array): number {
 }
 
 /**
+ * Whether a frame is voiced, by its level against an adaptive noise floor: the energy voice
+ * activity of the utterance detector, and of the LLM engine when Silero VAD cannot load.
+ */
+export class EnergyVoicing {
+  readonly #sampleRate: number;
+  readonly #marginDb: number;
+  readonly #minLevelDb: number;
+  /** The line's noise level; the first frame sets it (nobody speaks in the first 20 ms of a call). */
+  #floorDb: number | null = null;
+
+  constructor(options: Pick<UtteranceDetectorOptions, 'sampleRate' | 'marginDb' | 'minLevelDb'> = {}) {
+    this.#sampleRate = options.sampleRate ?? DETECTOR_DEFAULTS.sampleRate;
+    this.#marginDb = options.marginDb ?? DETECTOR_DEFAULTS.marginDb;
+    this.#minLevelDb = options.minLevelDb ?? DETECTOR_DEFAULTS.minLevelDb;
+  }
+
+  voiced(frame: Int16Array): boolean {
+    const level = levelDb(frame);
+    const floor = this.#floorDb ?? level;
+    const voiced = level >= this.#minLevelDb && level >= floor + this.#marginDb;
+    if (level < floor) this.#floorDb = floor + (level - floor) * FLOOR_FALL;
+    else {
+      const rise = (FLOOR_RISE_DB_PER_SECOND * frame.length) / this.#sampleRate;
+      this.#floorDb = Math.min(level, floor + rise);
+    }
+    return voiced;
+  }
+
+  /** Forgets the learnt noise floor. */
+  reset(): void {
+    this.#floorDb = null;
+  }
+}
+
+/**
  * Energy-based voice activity with an adaptive noise floor. Feed it the received audio in frames
  * (20 ms, 160 samples at 8 kHz, is usual; any length works): it says when an utterance starts and
  * hands back the whole utterance once `endSilenceMs` of silence follows it, or once it reaches
@@ -674,8 +804,7 @@ export class UtteranceDetector {
   readonly #leading: number;
   readonly #trailing: number;
   readonly #minSpeech: number;
-  /** The line's noise level; the first frame sets it (nobody speaks in the first 20 ms of a call). */
-  #floorDb: number | null = null;
+  readonly #voicing: EnergyVoicing;
   /** Recent frames while idle, for the leading context. */
   #recent: Int16Array[] = [];
   #recentSamples = 0;
@@ -696,6 +825,7 @@ export class UtteranceDetector {
     this.#leading = samples(this.#o.leadingMs);
     this.#trailing = samples(this.#o.trailingMs);
     this.#minSpeech = samples(this.#o.minSpeechMs);
+    this.#voicing = new EnergyVoicing(this.#o);
     if (this.#limit <= this.#leading + this.#minSpeech) {
       throw new RangeError('UtteranceDetector: maxUtteranceMs must exceed leadingMs + minSpeechMs');
     }
@@ -707,7 +837,7 @@ export class UtteranceDetector {
   }
 
   push(frame: Int16Array): UtteranceEvent {
-    const voiced = this.#classify(frame);
+    const voiced = this.#voicing.voiced(frame);
     const copy = frame.slice();
     if (this.#frames === null) return this.#idle(copy, voiced);
 
@@ -741,7 +871,7 @@ export class UtteranceDetector {
 
   /** Forgets everything, including the learnt noise floor. */
   reset(): void {
-    this.#floorDb = null;
+    this.#voicing.reset();
     this.#recent = [];
     this.#recentSamples = 0;
     this.#candidateSamples = 0;
@@ -751,18 +881,6 @@ export class UtteranceDetector {
   /** The utterance's length up to `trailingMs` after its last voiced frame. */
   #speechEnd(): number {
     return Math.min(this.#samples, this.#voicedEnd + this.#trailing);
-  }
-
-  #classify(frame: Int16Array): boolean {
-    const level = levelDb(frame);
-    const floor = this.#floorDb ?? level;
-    const voiced = level >= this.#o.minLevelDb && level >= floor + this.#o.marginDb;
-    if (level < floor) this.#floorDb = floor + (level - floor) * FLOOR_FALL;
-    else {
-      const rise = (FLOOR_RISE_DB_PER_SECOND * frame.length) / this.#o.sampleRate;
-      this.#floorDb = Math.min(level, floor + rise);
-    }
-    return voiced;
   }
 
   #remember(frame: Int16Array): void {

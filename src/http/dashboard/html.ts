@@ -45,13 +45,14 @@ export interface LayoutOptions {
   title: string;
   /** The signed-in user's CSRF token, for the sign-out form; absent on the sign-in page. */
   csrf?: string;
-  active?: 'campaigns' | 'keys';
+  active?: 'campaigns' | 'calls' | 'keys';
 }
 
 export function layout(options: LayoutOptions, body: Html): string {
   const nav = options.csrf
     ? html`<nav aria-label="Main">
         <a href="/dashboard" ${options.active === 'campaigns' ? new Html('aria-current="page"') : ''}>Campaigns</a>
+        <a href="/dashboard/calls" ${options.active === 'calls' ? new Html('aria-current="page"') : ''}>Calls</a>
         <a href="/api-keys" ${options.active === 'keys' ? new Html('aria-current="page"') : ''}>API keys</a>
         <form method="post" action="/sign-out" class="inline">
           <input type="hidden" name="_csrf" value="${options.csrf}">
@@ -65,6 +66,7 @@ export function layout(options: LayoutOptions, body: Html): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(options.title)} · outdial</title>
+<link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/assets/app.css">
 <link rel="stylesheet" href="/dashboard/assets/uPlot.min.css">
 <script src="/dashboard/assets/uPlot.iife.min.js" defer></script>

@@ -3,6 +3,7 @@ import { CSP, type Html, html, layout } from '../dashboard/html.js';
 
 interface Operation {
   summary?: string;
+  description?: string;
   deprecated?: boolean;
   tags?: string[];
   parameters?: Array<{
@@ -36,7 +37,7 @@ function operationHtml(method: string, path: string, op: Operation): Html {
   const body = Object.values(op.requestBody?.content ?? {})[0]?.schema;
   return html`<section class="op" id="${id}">
     <h3><span class="method method-${method}">${method.toUpperCase()}</span> <code>${path}</code>${op.deprecated ? html` <span class="status status-failed">deprecated</span>` : ''}</h3>
-    <p>${op.summary ?? ''}</p>
+    <p><strong>${op.summary ?? ''}</strong>${op.description ? html` ${op.description}` : ''}</p>
     ${
       op.parameters && op.parameters.length > 0
         ? html`<div class="table-wrap"><table><thead><tr><th>Parameter</th><th>In</th><th>Type</th><th>Required</th><th>Description</th></tr></thead>

@@ -6,7 +6,16 @@ export function registerProbes(app: App, services: Pick<AppServices, 'health'>):
   const Probe = Type.Object({ status: Type.String() });
   app.get(
     '/livez',
-    { schema: { tags: ['probes'], security: [], summary: 'Process is alive', response: { 200: Probe } } },
+    {
+      schema: {
+        tags: ['probes'],
+        security: [],
+        operationId: 'getLiveness',
+        summary: 'Liveness probe',
+        description: 'Answers 200 while the process runs; no dependency is checked. No authentication.',
+        response: { 200: Probe },
+      },
+    },
     async () => ({ status: 'ok' }),
   );
   app.get(
@@ -15,7 +24,10 @@ export function registerProbes(app: App, services: Pick<AppServices, 'health'>):
       schema: {
         tags: ['probes'],
         security: [],
-        summary: 'Database and cache answer',
+        operationId: 'getReadiness',
+        summary: 'Readiness probe',
+        description:
+          '200 when the database and the live cache answer, 503 otherwise: whether to route traffic here. No authentication.',
         response: { 200: Probe, 503: Probe },
       },
     },

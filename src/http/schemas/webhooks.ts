@@ -2,6 +2,27 @@ import { Type } from '@sinclair/typebox';
 import { AnalysedCallFields, DateTime, MetricSchemaField, Nullable } from './common.js';
 
 /** The webhook payloads, for the OpenAPI document's `webhooks` (docs/webhooks.md tells the rest). */
+const CallProgress = (event: 'call.started' | 'call.answered') =>
+  Type.Object({
+    event: Type.Literal(event),
+    timestamp: Type.String({
+      format: 'date-time',
+      description: event === 'call.started' ? 'When the call went out' : 'When the call was answered',
+    }),
+    call: Type.Object({
+      id: Type.String(),
+      contactId: Type.String(),
+      agentId: Type.String(),
+      batchId: Nullable(Type.String()),
+      phoneNumber: Type.String(),
+      contactName: Type.String(),
+      startTime: Type.String({ format: 'date-time', description: 'When the call went out' }),
+      answeredAt: Nullable(
+        Type.String({ format: 'date-time', description: 'When it was answered; null in call.started' }),
+      ),
+    }),
+  });
+
 const CallCompleted = Type.Object({
   event: Type.Literal('call.completed'),
   success: Type.Boolean({ description: 'status is COMPLETED' }),
@@ -38,11 +59,40 @@ const BatchFailed = Type.Object({
   timestamp: DateTime,
 });
 
+const BatchStatusChanged = (event: 'batch.paused' | 'batch.resumed') =>
+  Type.Object({
+    event: Type.Literal(event),
+    batchId: Type.String(),
+    agentId: Type.String(),
+    userId: Type.String(),
+    status: Type.Union(
+      ['paused', 'scheduled', 'pending', 'processing'].map((status) => Type.Literal(status)),
+      { description: 'The batch status after the event' },
+    ),
+    timestamp: DateTime,
+  });
+
+const BatchCancelled = Type.Object({
+  event: Type.Literal('batch.cancelled'),
+  batchId: Type.String(),
+  agentId: Type.String(),
+  userId: Type.String(),
+  status: Type.Literal('cancelled'),
+  cancelledJobs: Type.Integer({ description: 'Contacts that will not be dialed because of the cancel' }),
+  timestamp: DateTime,
+});
+
 const headers = [
-  ['x-outdial-signature', 'hex HMAC-SHA256 of the body (comma-separated during a secret rotation)'],
+  [
+    'x-outdial-signature',
+    'hex HMAC-SHA256 of the body with the current secret: always one value (during the 24 h after a rotation, verify webhook-signature instead)',
+  ],
   ['webhook-id', 'the event id, the same on every retry: deduplicate on it'],
   ['webhook-timestamp', 'Unix seconds of this attempt'],
-  ['webhook-signature', 'v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}"> (Standard Webhooks)'],
+  [
+    'webhook-signature',
+    'v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}"> (Standard Webhooks); during the 24 h after a rotation two, space-separated: the new secret\'s, then the old one\'s',
+  ],
 ].map(([name, description]) => ({
   name,
   in: 'header',
@@ -64,10 +114,27 @@ const hook = (summary: string, schema: object) => ({
 });
 
 export const WEBHOOKS = {
+  'call.started': hook(
+    'onCallEvent, and statusCallBackUrl when statusCallBackEvents has it: a call was dialed',
+    CallProgress('call.started'),
+  ),
+  'call.answered': hook(
+    'onCallEvent, and statusCallBackUrl when statusCallBackEvents has it: a call was answered',
+    CallProgress('call.answered'),
+  ),
   'call.completed': hook(
-    'onCallComplete and statusCallBackUrl: a call ended (sent after its analysis)',
+    'onCallComplete, and statusCallBackUrl unless statusCallBackEvents leaves it out: a call ended (sent after its analysis)',
     CallCompleted,
   ),
   'batch.completed': hook('onBatchComplete: the batch finished', BatchCompleted),
   'batch.failed': hook('onBatchFailed: the batch stopped before finishing', BatchFailed),
+  'batch.paused': hook(
+    'onBatchEvent, else onBatchComplete: the batch was paused',
+    BatchStatusChanged('batch.paused'),
+  ),
+  'batch.resumed': hook(
+    'onBatchEvent, else onBatchComplete: the batch was resumed',
+    BatchStatusChanged('batch.resumed'),
+  ),
+  'batch.cancelled': hook('onBatchEvent, else onBatchComplete: the batch was cancelled', BatchCancelled),
 };

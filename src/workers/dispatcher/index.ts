@@ -1,9 +1,14 @@
 import { sql } from 'kysely';
+import type { Db } from '../../adapters/postgres/database.js';
 import { openDials } from '../../adapters/postgres/dial-records.js';
+import { dialVariables } from '../../domain/agent-call.js';
 import { dialAllowance, outOfMinutes } from '../../domain/allowance.js';
 import type { BatchStatus } from '../../domain/batch.js';
+import { ACTIVE_BATCH_STATUSES, isActiveBatch } from '../../domain/batch-lifecycle.js';
+import { nextCallableAt, windowFromRow } from '../../domain/calling-window.js';
 import { newId } from '../../domain/ids.js';
 import type { Admission, DialRequest, Pace, RateLimiter } from '../../ports.js';
+import { claimContacts, deferContacts, suppressContacts } from '../../services/batch-lifecycle.js';
 import type { BatchService } from '../../services/batches.js';
 import { callLoad } from '../../services/call-load.js';
 import { agentForDial, type CallService } from '../../services/calls.js';
@@ -29,6 +34,8 @@ interface ActiveBatch {
   status: BatchStatus;
   priority: number;
   max_calls_per_second: number;
+  timezone: string;
+  calling_window: unknown;
 }
 
 /** What a pass may still claim for one user, shared by the user's batches in that pass. */
@@ -43,6 +50,14 @@ interface ClaimedRow {
   phone_number: string;
   attempts: number;
   contact_name: string;
+  company: string | null;
+  metadata: Record<string, unknown> | null;
+}
+
+/** A due row as the claim gate reads it: its zone, and whether its number is suppressed. */
+interface DueRow extends ClaimedRow {
+  timezone: string | null;
+  suppressed: boolean;
 }
 
 /**
@@ -67,6 +82,10 @@ const LOCAL_WINDOW_MS = 1001;
 const BUSY_CONTACT_DEFER_MS = 15_000;
 /** Batches served at once in a pass (each on its own connection). */
 const BATCHES_AT_ONCE = 8;
+/** Claim-gate rounds per claim, rows read ahead per row wanted after gated rows, and the most read at once. */
+const GATE_ROUNDS = 6;
+const GATE_READ_AHEAD = 4;
+const GATE_MAX_READ = 5_000;
 
 /**
  * Claims due batch contacts and dials them, batch by batch in priority order, each at the pace its
@@ -110,13 +129,23 @@ export class Dispatcher {
     const now = deps.clock.now();
     const batches = (await deps.db
       .selectFrom('batches')
-      .select(['id', 'user_id', 'agent_id', 'status', 'priority', 'max_calls_per_second'])
-      .where('status', 'in', ['scheduled', 'pending', 'processing'])
+      .select([
+        'id',
+        'user_id',
+        'agent_id',
+        'status',
+        'priority',
+        'max_calls_per_second',
+        'timezone',
+        'calling_window',
+      ])
+      .where('status', 'in', ACTIVE_BATCH_STATUSES)
       .where((eb) => eb.or([eb('scheduled_start_at', 'is', null), eb('scheduled_start_at', '<=', now)]))
       .orderBy('priority', 'desc')
       .orderBy('created_at')
       .limit(200)
       .execute()) as ActiveBatch[];
+    await this.withdrawStopped(batches);
     // Batches are served in priority order, a few at a time: each one costs a few round trips
     // (credit, limiter, claim), and serving them one by one would make a pass over many batches
     // longer than the horizon it plans for. A group's unused capacity goes to the next group.
@@ -209,6 +238,39 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * Calls this process claimed (up to a horizon ahead) whose batch has since been paused go back to
+   * the queue before their slot: a pause means no new call starts, and the resume dials them. (A
+   * cancelled or failed batch's claimed calls still go out and are recorded, as they always did.)
+   * Costs a query only when a waiting call's batch is missing from this pass's active batches.
+   */
+  private async withdrawStopped(active: ActiveBatch[]): Promise<void> {
+    if (this.pending.size === 0) return;
+    const serving = new Set(active.map((batch) => batch.id));
+    const missing = [...new Set([...this.pending.values()].map((entry) => entry.batchId))].filter(
+      (id) => !serving.has(id),
+    );
+    if (missing.length === 0) return;
+    const rows = await this.options.deps.db
+      .selectFrom('batches')
+      .select(['id', 'status'])
+      .where('id', 'in', missing)
+      .execute();
+    const stopped = new Set(rows.filter((row) => row.status === 'paused').map((row) => row.id));
+    if (stopped.size === 0) return;
+    for (const [callId, entry] of [...this.pending.entries()]) {
+      if (!stopped.has(entry.batchId)) continue;
+      clearTimeout(entry.timer);
+      this.pending.delete(callId);
+      this.inFlight.delete(callId);
+      await this.options.calls
+        .returnToQueue({ callId, batchId: entry.batchId, seq: entry.seq }, this.options.deps.dials.owner)
+        .catch((error: unknown) =>
+          this.options.deps.logger.warn({ err: error, callId }, 'could not withdraw a claimed call'),
+        );
+    }
+  }
+
   private async allowance(userId: string): Promise<Allowance> {
     const load = await callLoad(this.options.deps.db, userId, { lock: false });
     if (!load) return { calls: 0, outOfMinutes: false };
@@ -261,21 +323,13 @@ export class Dispatcher {
         .where('id', '=', batch.id)
         .forUpdate()
         .executeTakeFirst();
-      if (!current || !['scheduled', 'pending', 'processing'].includes(current.status)) return [];
+      if (!current || !isActiveBatch(current.status)) return [];
       // Then the user's row: what their free places and unreserved minutes allow, counted with
       // every claim and single dial committed before, here or in another process.
       const load = await callLoad(trx, batch.user_id, { lock: true });
       const limit = load ? Math.min(delays.length, dialAllowance(load).calls) : 0;
       if (limit <= 0) return [];
-      const rows = (
-        await sql<ClaimedRow>`
-          select bc.seq, bc.contact_id, bc.phone_number, bc.attempts, c.name as contact_name
-          from batch_contacts bc join contacts c on c.id = bc.contact_id
-          where bc.batch_id = ${batch.id} and bc.state = 'queued' and bc.next_attempt_at <= ${now}
-          order by bc.next_attempt_at, bc.seq
-          limit ${limit}
-          for update of bc skip locked`.execute(trx)
-      ).rows;
+      const rows = await this.gate(trx, batch, limit, now);
       if (rows.length === 0) return [];
       const planned = rows.map((row, i) => ({
         row,
@@ -300,32 +354,25 @@ export class Dispatcher {
         go.map((p) => ({ callId: p.callId, provider })),
         now,
       );
-      if (go.length > 0) {
-        await sql`
-          update batch_contacts bc set state = 'dialing', attempts = bc.attempts + 1, call_id = x.call_id, lease_until = x.lease
-          from unnest(${go.map((p) => p.row.seq)}::int[], ${go.map((p) => p.callId)}::text[],
-                      ${go.map((p) => new Date(p.startAt.getTime() + DIAL_LEASE_MS).toISOString())}::timestamptz[])
-            as x(seq, call_id, lease)
-          where bc.batch_id = ${batch.id} and bc.seq = x.seq`.execute(trx);
-        await trx
-          .updateTable('batches')
-          .set({ status: 'processing', started_at: sql`coalesce(started_at, ${now})`, updated_at: now })
-          .where('id', '=', batch.id)
-          .where('status', 'in', ['scheduled', 'pending'])
-          .execute();
-      }
-      if (wait.length > 0) {
-        await trx
-          .updateTable('batch_contacts')
-          .set({ next_attempt_at: new Date(now.getTime() + BUSY_CONTACT_DEFER_MS) })
-          .where('batch_id', '=', batch.id)
-          .where(
-            'seq',
-            'in',
-            wait.map((p) => p.row.seq),
-          )
-          .execute();
-      }
+      await claimContacts(
+        trx,
+        batch.id,
+        go.map((p) => ({
+          seq: p.row.seq,
+          callId: p.callId,
+          leaseUntil: new Date(p.startAt.getTime() + DIAL_LEASE_MS),
+        })),
+        now,
+      );
+      await deferContacts(
+        trx,
+        batch.id,
+        wait.map((p) => ({
+          seq: p.row.seq,
+          at: new Date(now.getTime() + BUSY_CONTACT_DEFER_MS),
+          windowWait: false,
+        })),
+      );
       return go;
     });
 
@@ -337,11 +384,67 @@ export class Dispatcher {
         attempt: row.attempts + 1,
         agent,
         contact: { id: row.contact_id, name: row.contact_name },
+        variables: dialVariables(
+          { name: row.contact_name, phoneNumber: row.phone_number, company: row.company },
+          row.metadata,
+          null,
+        ),
         pace: batchPace(batch),
       };
       this.startAt(callId, batch, request, startAt.getTime(), row.seq);
     }
     return claimed.length;
+  }
+
+  /**
+   * The claim gate: up to `limit` due queued rows of the batch that may be dialed now, locked for
+   * the claim. Rows whose number is on the user's suppression list become suppressed (never
+   * dialed); rows outside their calling window (read in the row's zone) stay queued until its next
+   * opening, marked waiting for the window. Set-based: a few statements per round, and rounds go on
+   * only while gated rows left room (the first pass over a batch with many closed zones).
+   */
+  private async gate(trx: Db, batch: ActiveBatch, limit: number, now: Date): Promise<ClaimedRow[]> {
+    const window = windowFromRow(batch.calling_window);
+    const callable: ClaimedRow[] = [];
+    let gated = false;
+    for (let round = 0; round < GATE_ROUNDS && callable.length < limit; round++) {
+      const remaining = limit - callable.length;
+      // After a round that gated rows, read ahead: the rest of the due rows are likely gated too.
+      const fetch = gated ? Math.min(remaining * GATE_READ_AHEAD, GATE_MAX_READ) : remaining;
+      const taken = callable.map((row) => row.seq);
+      const due = (
+        await sql<DueRow>`
+          select bc.seq, bc.contact_id, bc.phone_number, bc.attempts, bc.timezone, c.name as contact_name,
+                 c.company, c.metadata,
+                 exists (select 1 from suppressions s
+                         where s.user_id = ${batch.user_id} and s.phone_number = bc.phone_number) as suppressed
+          from batch_contacts bc join contacts c on c.id = bc.contact_id
+          where bc.batch_id = ${batch.id} and bc.state = 'queued' and bc.next_attempt_at <= ${now}
+            and bc.seq <> all(${taken}::int[])
+          order by bc.next_attempt_at, bc.seq
+          limit ${fetch}
+          for update of bc skip locked`.execute(trx)
+      ).rows;
+      const suppressed: number[] = [];
+      const waits: Array<{ seq: number; at: Date; windowWait: boolean }> = [];
+      for (const row of due) {
+        if (row.suppressed) {
+          suppressed.push(row.seq);
+          continue;
+        }
+        const opening = nextCallableAt(window, row.timezone ?? batch.timezone, now);
+        if (opening.getTime() > now.getTime()) waits.push({ seq: row.seq, at: opening, windowWait: true });
+        else if (callable.length < limit) {
+          const { timezone: _zone, suppressed: _suppressed, ...claimed } = row;
+          callable.push(claimed);
+        }
+      }
+      await suppressContacts(trx, batch.id, suppressed, now);
+      await deferContacts(trx, batch.id, waits);
+      if (due.length < fetch || (suppressed.length === 0 && waits.length === 0)) break;
+      gated = true;
+    }
+    return callable;
   }
 
   /**

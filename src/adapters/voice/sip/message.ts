@@ -25,6 +25,7 @@ const COMPACT: Record<string, string> = {
   m: 'contact',
   l: 'content-length',
   c: 'content-type',
+  o: 'event',
 };
 
 export function parseMessage(raw: string): SipMessage {
@@ -183,6 +184,7 @@ export function sdpOffer(address: string, rtpPort: number, sessionId: number = D
     'a=rtpmap:0 PCMU/8000',
     'a=rtpmap:8 PCMA/8000',
     'a=rtpmap:101 telephone-event/8000',
+    'a=fmtp:101 0-15',
     'a=ptime:20',
     'a=sendrecv',
     '',
@@ -194,6 +196,11 @@ export interface SdpMedia {
   port: number;
   /** The first payload type of the answer that we offered and can speak: 0 (PCMU) or 8 (PCMA). */
   payloadType: 0 | 8;
+  /**
+   * The payload type the answer gave RFC 4733 telephone-events (`a=rtpmap:<pt> telephone-event/8000`
+   * on one of its formats), or null when it did not take them: no DTMF can be sent then.
+   */
+  telephoneEvent: number | null;
 }
 
 /**
@@ -207,7 +214,13 @@ export function parseSdpAnswer(body: string): SdpMedia | null {
   let port: number | null = null;
   let formats: string[] = [];
   let inAudio = false;
+  const events: string[] = [];
   for (const line of body.split(/\r?\n/)) {
+    const rtpmap = /^a=rtpmap:(\d+) telephone-event\/8000/i.exec(line);
+    if (rtpmap && inAudio) {
+      events.push(rtpmap[1] ?? '');
+      continue;
+    }
     const connection = /^c=IN IP4 (\S+)/.exec(line);
     if (connection) {
       if (inAudio) mediaAddress = connection[1] ?? null;
@@ -227,5 +240,11 @@ export function parseSdpAnswer(body: string): SdpMedia | null {
   const address = mediaAddress ?? sessionAddress;
   const payloadType = formats.find((format) => format === '0' || format === '8');
   if (!address || !port || payloadType === undefined) return null;
-  return { address, port, payloadType: payloadType === '0' ? 0 : 8 };
+  const telephoneEvent = events.find((event) => formats.includes(event));
+  return {
+    address,
+    port,
+    payloadType: payloadType === '0' ? 0 : 8,
+    telephoneEvent: telephoneEvent === undefined ? null : Number(telephoneEvent),
+  };
 }

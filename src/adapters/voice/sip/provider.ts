@@ -1,25 +1,27 @@
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import type { Logger } from 'pino';
-import type { FinalCallStatus, TranscriptEntry } from '../../../domain/call.js';
+import type { FinalCallStatus } from '../../../domain/call.js';
 import type {
   CallEndedEvent,
   DialRecord,
   DialRecords,
   DialRequest,
   Leases,
+  LiveCallChannel,
   Pace,
   ProviderCallState,
   RateLimiter,
   Recording,
+  RecordingStore,
   VoiceProvider,
 } from '../../../ports.js';
-import { type AmdVerdict, detectAnsweringMachine } from '../amd.js';
-import type { ConversationEngine, ConversationSession } from '../conversation.js';
+import type { ConversationEngine, VoiceModels } from '../../../voice/contracts.js';
+import { runAnsweredCall } from '../../../voice/session.js';
 import { RtpSession } from '../rtp.js';
 import { speechToolsAvailable } from '../speech.js';
 import { parseSdpAnswer } from './message.js';
+import { SipCallTransport } from './transport.js';
 import { TrunkGate } from './trunk-gate.js';
 import { type SipOutcome, SipUserAgent } from './uac.js';
 
@@ -44,23 +46,17 @@ function unanswered(
   sipCode: number | null,
   endedAt = new Date(),
 ): CallEndedEvent {
-  return { callId, status, duration: 0, answeredAt: null, endedAt, error, transcription: [], sipCode };
-}
-
-/** Removes the files of `dir` last changed more than `ageMs` ago. */
-async function pruneOlderThan(dir: string, ageMs: number): Promise<void> {
-  const cutoff = Date.now() - ageMs;
-  let names: string[];
-  try {
-    names = await fs.promises.readdir(dir);
-  } catch {
-    return; // nothing there yet
-  }
-  for (const name of names) {
-    const file = path.join(dir, name);
-    const stat = await fs.promises.stat(file).catch(() => null);
-    if (stat && stat.mtimeMs < cutoff) await fs.promises.rm(file, { force: true });
-  }
+  return {
+    callId,
+    status,
+    duration: 0,
+    answeredAt: null,
+    endedAt,
+    error,
+    transcription: [],
+    sipCode,
+    endedReason: null,
+  };
 }
 
 /** The call did not go out: the provider stopped first, or its record is not this process's to send. */
@@ -91,23 +87,23 @@ export interface SipProviderOptions {
   sipPort: number;
   /** Even RTP ports to use, inclusive. */
   rtpPorts: [number, number];
-  /** Recordings go under it. */
-  dataDir: string;
+  /** Where recordings are kept (local disk by default); pruned here every 6 hours. */
+  recordings: RecordingStore;
   /** The shared dial records: what decides whether a call went out, and how it ended. */
   records: DialRecords;
   ringTimeoutMs: number;
-  /** A call is hung up when it has been up this long. */
+  /** A call is hung up when it has been up this long (an agent's maxDurationSeconds is capped by it). */
   maxCallMs: number;
   /** Answering-machine detection on the first seconds of an answered call. */
   amd: boolean;
   /** Audio heard without a decision after which the other side is taken for a person. */
   amdMaxMs?: number;
-  /** Recordings older than this many days are deleted; null or absent keeps them. */
-  recordingRetentionDays?: number | null;
   /** INVITEs answered with a capacity code before the call is given up as FAILED. */
   capacityRetries?: number;
   trunk(trunkId: string): Promise<SipTrunk | null>;
   engine: ConversationEngine;
+  /** The model ports answered calls are given (hosted, local, or the offline fallbacks). */
+  models: VoiceModels;
   /**
    * The start log (Redis with several processes, memory on one): right before each INVITE the
    * call is admitted against its trunk's maxCallsPerSecond and its batch's pace, so the moments
@@ -119,6 +115,8 @@ export interface SipProviderOptions {
    * shared places. Without it, each process holds the cap on its own calls.
    */
   leases?: Leases;
+  /** Live call control: answered calls' events and operators' commands (see session.ts). */
+  live?: LiveCallChannel;
   logger?: Logger;
   /** A call went out (its INVITE was sent) at `at`: its start, for the live view. */
   onSent?(callId: string, at: Date): void;
@@ -153,8 +151,8 @@ const OUTCOME_STATUS: Record<Exclude<SipOutcome['kind'], 'answered' | 'capacity'
 
 /**
  * Real calls through the SIP trunk an agent names: the INVITE through the trunk's gate (its rate
- * and concurrency caps), RTP audio both ways with a recording, answering-machine detection, then
- * the conversation engine. Each dial holds its shared record (waiting) before the trunk, and
+ * and concurrency caps), RTP audio both ways with a recording, and the answered call handed to
+ * the answered-call session (src/voice/session.ts) over a SIP transport. Each dial holds its shared record (waiting) before the trunk, and
  * turns it sent right before the INVITE: a call id reaches the network at most once, across
  * processes, hosts and restarts, and the record keeps its answer and its end.
  */
@@ -164,14 +162,11 @@ export class SipVoiceProvider implements VoiceProvider {
   private userAgent: Promise<SipUserAgent> | null = null;
   private readonly gates = new Map<string, TrunkGate>();
   private readonly calls = new Map<string, { stop: AbortController; done: Promise<void> }>();
-  private readonly recordingsDir: string;
   private closing = false;
   private pruner: NodeJS.Timeout | null = null;
   private closed: Promise<void> | null = null;
 
-  constructor(private readonly options: SipProviderOptions) {
-    this.recordingsDir = path.join(options.dataDir, 'sip', 'recordings');
-  }
+  constructor(private readonly options: SipProviderOptions) {}
 
   nameFor(): string {
     return this.name;
@@ -243,17 +238,13 @@ export class SipVoiceProvider implements VoiceProvider {
         error: `The call was cut off after ${duration} s connected: the process that placed it stopped`,
         transcription: [],
         sipCode: 200,
+        endedReason: 'error',
       },
     };
   }
 
-  async recording(call: { id: string }): Promise<Recording | null> {
-    try {
-      return { contentType: 'audio/wav', body: await fs.promises.readFile(this.recordingFile(call.id)) };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw error;
-    }
+  recording(call: { id: string }): Promise<Recording | null> {
+    return this.options.recordings.get(call.id);
   }
 
   /** Hangs up (or cancels) every call of this process and reports their ends; once. */
@@ -450,15 +441,14 @@ export class SipVoiceProvider implements VoiceProvider {
   /** One INVITE, and the whole call when it is answered. */
   private async attempt(request: DialRequest, trunk: SipTrunk, signal: AbortSignal): Promise<Attempt> {
     const ua = await this.agent();
-    fs.mkdirSync(this.recordingsDir, { recursive: true });
-    const partial = `${this.recordingFile(request.callId)}.part`;
+    const recordPath = await this.options.recordings.scratchPath(request.callId);
     const rtp = await RtpSession.open({
       bindAddress: this.options.bindAddress,
       portRange: this.options.rtpPorts,
-      recordPath: partial,
+      recordPath,
       maxRecordSeconds: Math.ceil(this.options.maxCallMs / 1000),
     });
-    let kept = false;
+    let handed = false;
     try {
       // The last step before the network: from here the call counts as placed, and the admitted
       // moment is its recorded start. A record that is no longer ours to send never goes out.
@@ -501,120 +491,73 @@ export class SipVoiceProvider implements VoiceProvider {
           this.options.logger?.warn({ err: failure, callId: request.callId }, 'could not record an answer'),
         );
       const media = parseSdpAnswer(sip.answerSdp);
-      const up = new AbortController();
-      const end = () => up.abort();
-      // Once the call is over, speech still queued is dropped, so the engine sees it at once.
-      up.signal.addEventListener('abort', () => rtp.stopPlayback(), { once: true });
-      signal.addEventListener('abort', end, { once: true });
-      void sip.ended.then(end);
-      const limit = setTimeout(end, this.options.maxCallMs);
-      const transcription: TranscriptEntry[] = [];
-      let status: FinalCallStatus = 'COMPLETED';
-      let error: string | null = null;
+      let transport: SipCallTransport | null = null;
+      let unusable = 'the far end answered without an audio stream we can speak (PCMU or PCMA)';
       try {
-        if (!media)
-          throw new Error('the far end answered without an audio stream we can speak (PCMU or PCMA)');
-        rtp.setRemote(media.address, media.port, media.payloadType);
-        rtp.start();
-        // A re-INVITE may move the far end's media: audio follows it.
-        sip.on('remoteSdp', (body: string) => {
-          const moved = parseSdpAnswer(body);
-          if (!moved) return;
-          try {
-            rtp.setRemote(moved.address, moved.port, moved.payloadType);
-          } catch (failure) {
-            this.options.logger?.warn({ err: failure, callId: request.callId }, 'ignored a media move');
-          }
-        });
-        const verdict = this.options.amd ? await this.detect(rtp, up.signal) : null;
-        if (verdict?.kind === 'machine') {
-          status = 'VOICEMAIL';
-          this.options.logger?.info({ callId: request.callId, reason: verdict.reason }, 'answering machine');
-        } else if (!up.signal.aborted) {
-          await this.options.engine.converse(this.session(request, rtp, transcription, up));
-        }
+        if (media)
+          transport = new SipCallTransport({
+            sip,
+            rtp,
+            media,
+            trunkHost: trunk.host,
+            recordPath,
+            callId: request.callId,
+            ...(this.options.logger ? { logger: this.options.logger } : {}),
+          });
       } catch (failure) {
-        // Whatever went wrong after the answer, the call is still up: it is hung up below.
-        this.options.logger?.error({ err: failure, callId: request.callId }, 'an answered SIP call failed');
-        status = 'FAILED';
-        error = `The call failed after it was answered: ${(failure as Error).message}`;
+        unusable = `its media could not be used: ${(failure as Error).message}`;
       }
-      clearTimeout(limit);
-      signal.removeEventListener('abort', end);
-      await sip.hangup();
+      let ended: Omit<CallEndedEvent, 'duration' | 'endedAt'>;
+      if (!transport) {
+        // Answered, but nothing we can speak: hung up at once, charged like any answered time.
+        await sip.hangup();
+        ended = {
+          callId: request.callId,
+          status: 'FAILED',
+          answeredAt,
+          error: `The call failed after it was answered: ${unusable}`,
+          transcription: [],
+          sipCode: code,
+          endedReason: 'error',
+        };
+      } else {
+        handed = true;
+        const outcome = await runAnsweredCall({
+          callId: request.callId,
+          transport,
+          agent: request.agent,
+          contact: request.contact,
+          variables: request.variables ?? {},
+          engine: this.options.engine,
+          models: this.options.models,
+          amd: this.options.amd,
+          ...(this.options.amdMaxMs !== undefined ? { amdMaxMs: this.options.amdMaxMs } : {}),
+          maxCallMs: this.options.maxCallMs,
+          recordings: this.options.recordings,
+          // A stop of this process hangs the call up as the agent would.
+          stop: signal,
+          ...(this.options.live ? { live: this.options.live } : {}),
+          ...(this.options.logger ? { logger: this.options.logger } : {}),
+        });
+        ended = { callId: request.callId, answeredAt, sipCode: code, ...outcome };
+      }
       const endedAt = new Date();
-      await rtp.close();
-      fs.renameSync(partial, this.recordingFile(request.callId));
-      kept = true;
       return {
         kind: 'final',
         event: {
-          callId: request.callId,
-          status,
+          ...ended,
           duration: Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1),
-          answeredAt,
           endedAt,
-          error,
-          transcription,
-          sipCode: code,
         },
       };
     } finally {
-      if (!kept) {
+      if (!handed) {
+        // The session keeps (or removes) the recording of an answered call; any other attempt
+        // leaves nothing behind.
         await rtp.close();
-        fs.rmSync(partial, { force: true });
+        await fs.promises.rm(recordPath, { force: true });
       }
     }
-  }
-
-  /** Listens to the first seconds of the answer until the detector decides (silence: a person). */
-  private async detect(rtp: RtpSession, signal: AbortSignal): Promise<AmdVerdict> {
-    const maxMs = this.options.amdMaxMs ?? 3500;
-    const frames: Int16Array[] = [];
-    return new Promise<AmdVerdict>((resolve) => {
-      const finish = (verdict: AmdVerdict) => {
-        rtp.off('audio', hear);
-        signal.removeEventListener('abort', stopped);
-        resolve(verdict);
-      };
-      const stopped = () => finish({ kind: 'unknown', atMs: frames.length * 20, reason: 'the call ended' });
-      const hear = (frame: Int16Array) => {
-        frames.push(frame);
-        if (frames.length % 10 !== 0) return; // decide every 200 ms
-        const heard = new Int16Array(frames.length * frame.length);
-        frames.forEach((f, i) => {
-          heard.set(f, i * frame.length);
-        });
-        const verdict = detectAnsweringMachine(heard, 8000, { maxMs });
-        if (verdict.kind !== 'unknown' || frames.length * 20 >= maxMs) finish(verdict);
-      };
-      rtp.on('audio', hear);
-      signal.addEventListener('abort', stopped, { once: true });
-    });
-  }
-
-  private session(
-    request: DialRequest,
-    rtp: RtpSession,
-    transcription: TranscriptEntry[],
-    up: AbortController,
-  ): ConversationSession {
-    return {
-      callId: request.callId,
-      agent: request.agent,
-      contact: request.contact,
-      onAudio(listener) {
-        rtp.on('audio', listener);
-        return () => rtp.off('audio', listener);
-      },
-      play: (pcm) => (up.signal.aborted ? Promise.resolve() : rtp.play(pcm)),
-      stopPlayback: () => rtp.stopPlayback(),
-      addTurn: (role, content) => {
-        if (content.trim() !== '') transcription.push({ role, content: content.trim() });
-      },
-      hangup: () => up.abort(),
-      signal: up.signal,
-    };
   }
 
   private gate(trunk: SipTrunk): TrunkGate {
@@ -643,12 +586,12 @@ export class SipVoiceProvider implements VoiceProvider {
         { port: ua.port, address: this.options.publicAddress },
         'SIP user agent listening',
       );
-      if (this.options.engine.name === 'offline') {
+      if (this.options.engine.name === 'scripted') {
         const tools = speechToolsAvailable();
         if (tools.missing.length > 0) {
           this.options.logger?.warn(
             { missing: tools.missing },
-            'the offline conversation engine needs espeak-ng, pocketsphinx and pocketsphinx-en-us: answered calls will fail until they are installed',
+            'the scripted conversation engine needs espeak-ng, pocketsphinx and pocketsphinx-en-us: answered calls will fail until they are installed',
           );
         }
       }
@@ -664,13 +607,10 @@ export class SipVoiceProvider implements VoiceProvider {
     return this.userAgent;
   }
 
-  /** Deletes recordings older than the retention, when one is set. */
+  /** Deletes recordings older than the store's retention. */
   private async prune(): Promise<void> {
-    const days = this.options.recordingRetentionDays;
-    if (days) await pruneOlderThan(this.recordingsDir, days * 24 * 60 * 60 * 1000);
-  }
-
-  private recordingFile(callId: string): string {
-    return path.join(this.recordingsDir, `${callId}.wav`);
+    await this.options.recordings
+      .prune()
+      .catch((error: unknown) => this.options.logger?.warn({ err: error }, 'could not prune recordings'));
   }
 }

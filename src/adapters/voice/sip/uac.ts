@@ -20,7 +20,12 @@ import {
  * A SIP user agent client for outbound calls over UDP: the INVITE client transaction with its
  * retransmissions (RFC 3261 timers A and B), provisional responses, digest authentication on 401
  * or 407, ACK for every final answer, CANCEL when the ring timeout passes, and BYE either way.
+ * In the dialog: blind transfer by REFER (RFC 3515) with the far end's NOTIFYs reporting how it
+ * went (message/sipfrag), answered with 200.
  */
+
+/** What became of a transfer: the far end reached the target (a 2xx in its NOTIFY), or why not. */
+export type ReferResult = { ok: true } | { ok: false; reason: string };
 
 export type SipOutcome =
   | { kind: 'answered' }
@@ -62,6 +67,10 @@ export interface InviteOptions {
 }
 
 const T1 = 500;
+/** Non-INVITE retransmissions double up to this interval (RFC 3261 T2). */
+const T2 = 4000;
+/** How long a transfer waits, after its REFER was accepted, for the NOTIFY with its final status. */
+const REFER_NOTIFY_TIMEOUT_MS = 30_000;
 
 export class SipCall extends EventEmitter {
   readonly callId: string;
@@ -76,7 +85,8 @@ export class SipCall extends EventEmitter {
   private authTried = false;
   private cancelled = false;
   private state: 'calling' | 'proceeding' | 'answered' | 'ended' = 'calling';
-  private byeSettle: ((code: number) => void) | null = null;
+  /** Our in-dialog requests waiting for their final answer, by CSeq number. */
+  private readonly pending = new Map<number, (response: SipMessage | null) => void>();
   /** Resolves with the INVITE's outcome (answered, busy, ...). */
   readonly outcome: Promise<SipOutcome>;
   /** Resolves when an answered call has ended, with who hung up. */
@@ -176,8 +186,9 @@ export class SipCall extends EventEmitter {
       return;
     }
     const method = cseqMethod(message);
-    if (method === 'BYE') {
-      this.byeSettle?.(message.status);
+    if (method !== 'INVITE' && method !== 'CANCEL') {
+      const number = Number.parseInt(header(message, 'cseq') ?? '', 10);
+      if (message.status >= 200) this.pending.get(number)?.(message);
       return;
     }
     if (method === 'CANCEL') return; // its 200; the INVITE's 487 follows
@@ -245,6 +256,7 @@ export class SipCall extends EventEmitter {
       this.send(response(200, 'OK'));
       if (this.state === 'answered') {
         this.state = 'ended';
+        this.abandonRequests();
         this.settleEnded({ by: 'remote' });
       }
     } else if ((message.method === 'INVITE' || message.method === 'UPDATE') && this.state === 'answered') {
@@ -252,6 +264,13 @@ export class SipCall extends EventEmitter {
       // answer is the SDP we offered, unchanged; a new remote address is announced.
       if (message.body.trim() !== '') this.emit('remoteSdp', message.body);
       this.send(response(200, 'OK', this.localSdp));
+    } else if (message.method === 'NOTIFY') {
+      // A transfer's progress: the status line of the far end's call to the target, as sipfrag.
+      this.send(response(200, 'OK'));
+      const frag = /^SIP\/2\.0 (\d{3}) ?(.*)$/m.exec(message.body);
+      if (frag) this.emit('referStatus', Number(frag[1]), (frag[2] ?? '').trim());
+      else if (/terminated/i.test(header(message, 'subscription-state') ?? ''))
+        this.emit('referStatus', 0, 'the transfer subscription ended without a final status');
     } else if (message.method === 'OPTIONS' || message.method === 'INFO') {
       // Keep-alive probes and mid-call information (DTMF by INFO, which is not used): acknowledged.
       this.send(response(200, 'OK'));
@@ -299,34 +318,105 @@ export class SipCall extends EventEmitter {
   async hangup(): Promise<number | null> {
     if (this.state !== 'answered') return null;
     this.state = 'ended';
+    this.abandonRequests();
+    const response = await this.request('BYE');
+    this.settleEnded({ by: 'local' });
+    this.agent.forget(this.callId);
+    return response?.status ?? null;
+  }
+
+  /**
+   * Blind transfer: a REFER in the dialog asking the far end to call `target` (a SIP URI). Once
+   * accepted (2xx), the far end's NOTIFYs report its call to the target; the first final status
+   * decides: 2xx is done (the caller hangs up its leg), anything else, a refusal of the REFER, no
+   * answer, or the call ending first is a failure with its reason.
+   */
+  async refer(target: string): Promise<ReferResult> {
+    if (this.state !== 'answered') return { ok: false, reason: 'the call is not up' };
+    let listener: (code: number, reason: string) => void = () => {};
+    let timer: NodeJS.Timeout | undefined;
+    // Listened for before the REFER goes out: a NOTIFY may overtake the 202 on UDP.
+    const notified = new Promise<ReferResult>((resolve) => {
+      listener = (code, reason) => {
+        if (code >= 100 && code < 200) return; // still trying
+        resolve(
+          code >= 200 && code < 300
+            ? { ok: true }
+            : {
+                ok: false,
+                reason: code ? `the transfer target answered SIP ${code} ${reason}`.trim() : reason,
+              },
+        );
+      };
+      this.on('referStatus', listener);
+    });
+    try {
+      const response = await this.request('REFER', [
+        ['Refer-To', `<${target}>`],
+        ['Referred-By', `<sip:${this.options.from}@${this.agent.address}>`],
+      ]);
+      if (!response) return { ok: false, reason: 'the far end did not answer the REFER' };
+      if (response.status >= 300)
+        return {
+          ok: false,
+          reason: `the far end refused the transfer: SIP ${response.status} ${response.reason}`.trim(),
+        };
+      const gone = this.ended.then(
+        (): ReferResult => ({ ok: false, reason: 'the call ended before the transfer' }),
+      );
+      const late = new Promise<ReferResult>((resolve) => {
+        timer = setTimeout(
+          () => resolve({ ok: false, reason: 'no final transfer status from the far end' }),
+          REFER_NOTIFY_TIMEOUT_MS,
+        );
+      });
+      return await Promise.race([notified, gone, late]);
+    } finally {
+      clearTimeout(timer);
+      this.off('referStatus', listener);
+    }
+  }
+
+  /** The dialog is over: requests still waiting (a REFER) stop retransmitting and resolve null. */
+  private abandonRequests(): void {
+    for (const settle of [...this.pending.values()]) settle(null);
+  }
+
+  /**
+   * One non-INVITE request in the dialog (BYE, REFER): retransmitted, doubling up to T2, until a
+   * final answer or 64*T1 (RFC 3261 timers E and F); resolves with the answer, or null.
+   */
+  private request(method: string, extra: Array<[string, string]> = []): Promise<SipMessage | null> {
     this.cseq++;
-    const text = serialize(`BYE ${this.requestUri} SIP/2.0`, [
+    const number = this.cseq;
+    const text = serialize(`${method} ${this.requestUri} SIP/2.0`, [
       ['Via', this.via(newBranch())],
       ['Max-Forwards', 70],
       ['From', this.fromHeader],
       ['To', this.toHeader(true)],
       ['Call-ID', this.callId],
-      ['CSeq', `${this.cseq} BYE`],
+      ['CSeq', `${number} ${method}`],
+      ['Contact', this.contact],
+      ...extra,
     ]);
-    const code = await new Promise<number | null>((resolve) => {
+    return new Promise<SipMessage | null>((resolve) => {
       let interval = T1;
       let timer: NodeJS.Timeout;
-      const give = setTimeout(() => resolve(null), 64 * T1);
-      this.byeSettle = (status) => {
+      const settle = (response: SipMessage | null) => {
         clearTimeout(timer);
         clearTimeout(give);
-        resolve(status);
+        this.pending.delete(number);
+        resolve(response);
       };
+      const give = setTimeout(() => settle(null), 64 * T1);
+      this.pending.set(number, settle);
       const again = () => {
         this.send(text);
-        interval = Math.min(interval * 2, 4000);
+        interval = Math.min(interval * 2, T2);
         timer = setTimeout(again, interval);
       };
       again();
     });
-    this.settleEnded({ by: 'local' });
-    this.agent.forget(this.callId);
-    return code;
   }
 
   private finish(outcome: SipOutcome): void {

@@ -28,6 +28,35 @@
     }
   });
 
+  // The webhook secret is not in the page: fetched when asked for, hidden again on a second click.
+  document.addEventListener('click', async (event) => {
+    const button = event.target instanceof Element ? event.target.closest('button[data-reveal]') : null;
+    if (!button) return;
+    const target = document.getElementById(button.dataset.reveal || '');
+    const copy = document.querySelector(`button[data-copy="${button.dataset.reveal}"]`);
+    if (!target) return;
+    if (button.getAttribute('aria-expanded') === 'true') {
+      target.textContent = 'Hidden';
+      button.textContent = 'Show secret';
+      button.setAttribute('aria-expanded', 'false');
+      if (copy) copy.hidden = true;
+      return;
+    }
+    try {
+      const response = await fetch('/dashboard/api/webhook-secret', {
+        headers: { accept: 'application/json', 'x-csrf-token': button.dataset.csrf || '' },
+        credentials: 'same-origin',
+      });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      target.textContent = (await response.json()).secret;
+      button.textContent = 'Hide secret';
+      button.setAttribute('aria-expanded', 'true');
+      if (copy) copy.hidden = false;
+    } catch {
+      button.textContent = 'Could not load; reload the page';
+    }
+  });
+
   const root = document.getElementById('batch');
   if (!root) return;
   const batchId = root.dataset.batchId;
@@ -71,19 +100,25 @@
           width,
           height: 200,
           series: [{}, { label: 'calls/s', stroke: '#2454d6', fill: 'rgba(36,84,214,0.12)' }],
-          axes: [{}, { label: 'calls per second' }],
-          scales: { x: { time: true } },
+          // Whole seconds on the time axis: the points are one per second.
+          axes: [{ incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600] }, { label: 'calls per second' }],
+          // From 0 always (a rate axis starting at its minimum makes 9 against 10 look like nothing
+          // against everything), and at least 0..1 for a span of idle seconds.
+          scales: {
+            x: { time: true },
+            y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.1))] },
+          },
           legend: { show: false },
         },
         [xs, ys],
         chartBox,
       );
-      window.addEventListener('resize', () =>
-        chart.setSize({ width: Math.max(chartBox.clientWidth - 16, 240), height: 200 }),
-      );
+      window.addEventListener('resize', () => chart.setSize({ width: available(), height: 200 }));
     } else {
       chart.setData([xs, ys]);
     }
+    // The drawn y range, readable without the canvas (the browser test checks it starts at 0).
+    chartBox.dataset.yRange = `${chart.scales.y.min},${chart.scales.y.max}`;
   }
 
   const openTranscripts = new Map();
@@ -117,11 +152,12 @@
     set('percent', `${stats.percentComplete}%`);
     const progress = root.querySelector('progress');
     if (progress) progress.value = stats.percentComplete;
-    for (const field of ['total', 'processed', 'succeeded', 'failed', 'pending']) set(field, stats[field]);
+    for (const field of ['total', 'processed', 'succeeded', 'failed', 'pending', 'waitingForWindow'])
+      set(field, stats[field]);
     set('successRate', `${stats.successRate}%`);
     set('callsPerSecond', batch.performance.callsPerSecond);
     const eta = batch.performance.estimatedTimeRemaining;
-    set('eta', eta === null ? '—' : `${Math.round(eta / 1000)} s`);
+    set('eta', eta === null ? '—' : duration(Math.round(eta / 1000)));
 
     const outcomes = document.getElementById('outcomes');
     if (outcomes) {
@@ -147,12 +183,20 @@
           phone.className = 'muted';
           phone.textContent = call.phoneNumber;
           contact.append(phone);
-          const toggle = document.createElement('button');
-          toggle.type = 'button';
-          toggle.className = 'link';
-          toggle.dataset.transcript = call.id;
-          toggle.setAttribute('aria-expanded', 'false');
-          toggle.textContent = 'Show';
+          // A call where nothing was said offers no transcript to open.
+          let toggle = null;
+          if (call.hasTranscript) {
+            toggle = document.createElement('button');
+            toggle.type = 'button';
+            toggle.className = 'link';
+            toggle.dataset.transcript = call.id;
+            toggle.setAttribute('aria-expanded', 'false');
+            toggle.textContent = 'Show';
+          } else {
+            toggle = document.createElement('span');
+            toggle.className = 'muted';
+            toggle.textContent = call.status === 'ONGOING' ? 'Not yet' : 'None';
+          }
           tr.append(
             cell(link),
             cell(contact),
@@ -162,7 +206,7 @@
             cell(toggle),
           );
           const open = openTranscripts.get(call.id);
-          if (!open) return [tr];
+          if (!open || !call.hasTranscript) return [tr];
           toggle.textContent = 'Hide';
           toggle.setAttribute('aria-expanded', 'true');
           return [tr, transcriptRow(open)];
@@ -170,12 +214,12 @@
       );
     }
     drawChart(data.series);
-    const final = ['completed', 'cancelled', 'failed'].includes(batch.status);
-    if (final) {
-      root.dataset.final = 'true';
-      const cancel = document.getElementById('cancel-form');
-      if (cancel) cancel.remove();
-    }
+    // The final statuses come from the server's one list (data-final-statuses).
+    const final = (root.dataset.finalStatuses || '').split(',').includes(batch.status);
+    if (final) root.dataset.final = 'true';
+    // Each control shows while the status allows it (data-when, the lifecycle's own list).
+    for (const form of root.querySelectorAll('form[data-when]'))
+      form.hidden = !form.dataset.when.split(',').includes(batch.status);
     return final;
   }
 

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { App, AppServices } from '../../app.js';
 import {
   AgentSchema,
-  BasicDetailsSchema,
+  BasicDetailsInputSchema,
   errorResponses,
   Id,
   MetricConfigSchema,
@@ -16,7 +16,7 @@ const AgentFields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   type: Type.Union([Type.Literal('OUTBOUND'), Type.Literal('INBOUND')]),
   isActive: Type.Boolean(),
-  basicDetails: BasicDetailsSchema,
+  basicDetails: BasicDetailsInputSchema,
   metricConfig: MetricConfigSchema,
   sipTrunkId: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
 };
@@ -27,7 +27,9 @@ export function registerAdminAgents(app: App, services: Pick<AppServices, 'agent
     {
       schema: {
         ...admin,
-        summary: 'Create an agent for a user',
+        operationId: 'createAgent',
+        summary: 'Create an agent',
+        description: 'Creates an agent for a user: its voice, its AI settings and its custom metrics.',
         body: Type.Object(
           {
             userId: Id('Owner'),
@@ -54,7 +56,9 @@ export function registerAdminAgents(app: App, services: Pick<AppServices, 'agent
     {
       schema: {
         ...admin,
-        summary: 'Change an agent (deactivate with isActive: false)',
+        operationId: 'updateAgent',
+        summary: 'Change an agent',
+        description: 'Change an agent (deactivate with isActive: false).',
         params: Type.Object({ agentId: Id('The agent') }),
         body: Type.Partial(Type.Object(AgentFields), { additionalProperties: false, minProperties: 1 }),
         response: { 200: AdminAgent, ...errorResponses(400, 401, 404, 500) },
@@ -64,11 +68,28 @@ export function registerAdminAgents(app: App, services: Pick<AppServices, 'agent
   );
 
   app.get(
+    '/admin/v1/agents/:agentId',
+    {
+      schema: {
+        ...admin,
+        operationId: 'getAgentById',
+        summary: 'Read an agent (admin)',
+        description: 'One agent of any user, with its AI settings and its owner.',
+        params: Type.Object({ agentId: Id('The agent') }),
+        response: { 200: AdminAgent, ...errorResponses(400, 401, 404, 500) },
+      },
+    },
+    async (request) => services.agents.get(request.params.agentId),
+  );
+
+  app.get(
     '/admin/v1/agents',
     {
       schema: {
         ...admin,
-        summary: "A user's agents, newest first",
+        operationId: 'listAgents',
+        summary: 'List agents',
+        description: "A user's agents, newest first.",
         querystring: Type.Object({ userId: Id('Owner') }, { additionalProperties: false }),
         response: { 200: Type.Object({ agents: Type.Array(AdminAgent) }), ...errorResponses(400, 401, 500) },
       },

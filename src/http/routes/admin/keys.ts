@@ -20,7 +20,9 @@ export function registerAdminKeys(app: App, services: Pick<AppServices, 'keys'>)
     {
       schema: {
         ...admin,
-        summary: 'Create an API key (the key is shown only in this reply)',
+        operationId: 'createApiKey',
+        summary: 'Create an API key',
+        description: 'Create an API key (the key is shown only in this reply).',
         body: Type.Object(
           {
             userId: Id('Owner'),
@@ -60,7 +62,9 @@ export function registerAdminKeys(app: App, services: Pick<AppServices, 'keys'>)
     {
       schema: {
         ...admin,
-        summary: "A user's API keys, newest first (never the secret)",
+        operationId: 'listApiKeys',
+        summary: 'List API keys',
+        description: "A user's API keys, newest first (never the secret).",
         querystring: Type.Object({ userId: Id('Owner') }, { additionalProperties: false }),
         response: { 200: Type.Object({ keys: Type.Array(KeyView) }), ...errorResponses(400, 401, 500) },
       },
@@ -73,7 +77,9 @@ export function registerAdminKeys(app: App, services: Pick<AppServices, 'keys'>)
     {
       schema: {
         ...admin,
-        summary: 'Revoke an API key: refused at once here, and within 60 s by every other process',
+        operationId: 'revokeApiKey',
+        summary: 'Revoke an API key',
+        description: 'Revoke an API key: refused at once here, and within 60 s by every other process.',
         params: Type.Object({ keyId: Id('The key') }),
         response: { 200: KeyView, ...errorResponses(401, 404, 500) },
       },

@@ -40,7 +40,9 @@ export function registerAdminSipTrunks(app: App, services: Pick<AppServices, 'si
     {
       schema: {
         ...admin,
-        summary: 'Add a SIP trunk for a user (agents name it in sipTrunkId)',
+        operationId: 'createSipTrunk',
+        summary: 'Add a SIP trunk',
+        description: 'Add a SIP trunk for a user (agents name it in sipTrunkId).',
         body: Type.Object(
           {
             userId: Id('Owner'),
@@ -69,7 +71,9 @@ export function registerAdminSipTrunks(app: App, services: Pick<AppServices, 'si
     {
       schema: {
         ...admin,
-        summary: "A user's SIP trunks, newest first",
+        operationId: 'listSipTrunks',
+        summary: 'List SIP trunks',
+        description: "A user's SIP trunks, newest first.",
         querystring: Type.Object({ userId: Id('Owner') }, { additionalProperties: false }),
         response: { 200: Type.Object({ sipTrunks: Type.Array(Trunk) }), ...errorResponses(400, 401, 500) },
       },
@@ -81,7 +85,9 @@ export function registerAdminSipTrunks(app: App, services: Pick<AppServices, 'si
     {
       schema: {
         ...admin,
-        summary: 'One SIP trunk',
+        operationId: 'getSipTrunk',
+        summary: 'Read a SIP trunk',
+        description: 'One SIP trunk, its password never shown (hasPassword says whether it has one).',
         params: Type.Object({ trunkId: Id('The trunk') }),
         response: { 200: Trunk, ...errorResponses(401, 404, 500) },
       },
@@ -93,7 +99,9 @@ export function registerAdminSipTrunks(app: App, services: Pick<AppServices, 'si
     {
       schema: {
         ...admin,
-        summary: 'Change a SIP trunk (null clears username, password or a cap)',
+        operationId: 'updateSipTrunk',
+        summary: 'Change a SIP trunk',
+        description: 'Change a SIP trunk (null clears username, password or a cap).',
         params: Type.Object({ trunkId: Id('The trunk') }),
         body: Type.Partial(Type.Object(Fields), { additionalProperties: false, minProperties: 1 }),
         response: { 200: Trunk, ...errorResponses(400, 401, 404, 500) },
@@ -106,7 +114,9 @@ export function registerAdminSipTrunks(app: App, services: Pick<AppServices, 'si
     {
       schema: {
         ...admin,
-        summary: 'Delete a SIP trunk no agent uses (409 otherwise)',
+        operationId: 'deleteSipTrunk',
+        summary: 'Delete a SIP trunk',
+        description: 'Delete a SIP trunk no agent uses (409 otherwise).',
         params: Type.Object({ trunkId: Id('The trunk') }),
         response: { 204: Type.Null(), ...errorResponses(401, 404, 409, 500) },
       },

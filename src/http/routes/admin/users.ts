@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { App, AppServices } from '../../app.js';
-import { errorResponses, Id, Nullable } from '../../schemas/common.js';
+import { linkNextPage } from '../../paging.js';
+import { errorResponses, Id, Nullable, PagingHeaders } from '../../schemas/common.js';
 
 const User = Type.Object({
   id: Type.String(),
@@ -34,7 +35,10 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
     {
       schema: {
         ...admin,
+        operationId: 'createUser',
         summary: 'Create a user',
+        description:
+          'Creates a user with a name, an optional email, call minutes and a concurrent-call limit.',
         body: Type.Object(
           {
             name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -51,11 +55,52 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
   );
 
   app.get(
+    '/admin/v1/users',
+    {
+      schema: {
+        ...admin,
+        operationId: 'listUsers',
+        summary: 'List users',
+        description:
+          "Every user of the service, newest first, in pages: the next page's cursor is in the x-next-cursor header and its address in Link.",
+        querystring: Type.Object(
+          {
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+            cursor: Type.Optional(
+              Type.String({
+                // A user id (src/domain/ids.ts): anything else cannot come from a previous page.
+                pattern: '^usr_[0-9a-z]{26}$',
+                description: 'x-next-cursor of the previous page (the id of its last user)',
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ users: Type.Array(User) }, { headers: PagingHeaders }),
+          ...errorResponses(400, 401, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { cursor } = request.query;
+      const page = await services.users.list({
+        limit: request.query.limit ?? 100,
+        ...(cursor ? { cursor } : {}),
+      });
+      linkNextPage(reply, '/admin/v1/users', request.query, page.nextCursor);
+      return { users: page.items };
+    },
+  );
+
+  app.get(
     '/admin/v1/users/:userId',
     {
       schema: {
         ...admin,
+        operationId: 'getUser',
         summary: 'Read a user',
+        description: 'A user with their minutes and concurrent-call limit.',
         params: UserParams,
         response: { 200: User, ...errorResponses(401, 404) },
       },
@@ -68,7 +113,9 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
     {
       schema: {
         ...admin,
-        summary: 'Change a user (the fields given; minutes change through /credits)',
+        operationId: 'updateUser',
+        summary: 'Change a user',
+        description: 'Change a user (the fields given; minutes change through /credits).',
         params: UserParams,
         body: Type.Object(
           {
@@ -89,7 +136,9 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
     {
       schema: {
         ...admin,
-        summary: 'Add call minutes (a negative number takes them back)',
+        operationId: 'addUserCredits',
+        summary: 'Add call minutes',
+        description: 'Add call minutes (a negative number takes them back).',
         params: UserParams,
         body: Type.Object(
           { minutes: Type.Integer({ minimum: -100_000_000, maximum: 100_000_000, not: { const: 0 } }) },
@@ -109,7 +158,9 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
     {
       schema: {
         ...admin,
-        summary: "The user's webhook signing secret",
+        operationId: 'getWebhookSecret',
+        summary: 'Read the webhook secret',
+        description: "The user's webhook signing secret (`whsec_...`), which signs every delivery to them.",
         params: UserParams,
         response: { 200: WebhookSecret, ...errorResponses(401, 404, 500) },
       },
@@ -122,7 +173,9 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
     {
       schema: {
         ...admin,
-        summary: 'Rotate the webhook signing secret (the old one keeps signing for 24 hours)',
+        operationId: 'rotateWebhookSecret',
+        summary: 'Rotate the webhook secret',
+        description: 'Rotate the webhook signing secret (the old one keeps signing for 24 hours).',
         params: UserParams,
         response: { 200: WebhookSecret, ...errorResponses(401, 404, 500) },
       },

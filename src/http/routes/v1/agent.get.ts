@@ -10,7 +10,10 @@ export function registerAgentGet(app: App, services: Pick<AppServices, 'agents'>
     {
       schema: {
         tags: ['agents'],
-        summary: "An agent's configuration",
+        operationId: 'getAgent',
+        summary: 'Read an agent',
+        description:
+          "An agent's configuration, as the spec shows it. `userId` is optional: the API key names the user.",
         querystring: Type.Object(
           {
             agentId: Id('The agent'),

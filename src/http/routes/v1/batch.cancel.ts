@@ -18,7 +18,9 @@ export function registerBatchCancel(app: App, services: Pick<AppServices, 'batch
     {
       schema: {
         tags: ['batches'],
-        summary: 'Cancel a batch that has not finished; calls already up finish and are recorded',
+        operationId: 'cancelBatch',
+        summary: 'Cancel a batch',
+        description: 'Cancel a batch that has not finished; calls already up finish and are recorded.',
         querystring: BatchIdQuery,
         response: { 200: CancelReply, ...errorResponses(400, 401, 404, 500) },
       },

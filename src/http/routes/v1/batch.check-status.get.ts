@@ -22,7 +22,9 @@ export function registerBatchCheckStatus(app: App, services: Pick<AppServices, '
     {
       schema: {
         tags: ['batches'],
-        summary: 'Batch statistics from persistent storage',
+        operationId: 'getBatchStatus',
+        summary: 'Batch statistics',
+        description: "A batch's statistics and its most recent calls, from persistent storage.",
         querystring: Type.Object(
           { batchId: Id('The batch'), limit: LimitParam },
           { additionalProperties: false },
@@ -48,7 +50,10 @@ export function registerBatchCheckStatus(app: App, services: Pick<AppServices, '
     {
       schema: {
         tags: ['batches'],
-        summary: 'Batch statistics (the address in links.status)',
+        operationId: 'getBatchStatusById',
+        summary: 'Batch statistics by path',
+        description:
+          "The same statistics as /api/v1/batch/check-status, at the address a batch's `links.status` gives.",
         params: Type.Object({ batchId: Id('The batch') }),
         querystring: Type.Object({ limit: LimitParam }, { additionalProperties: false }),
         response,
@@ -73,7 +78,10 @@ export function registerBatchCheckStatus(app: App, services: Pick<AppServices, '
     {
       schema: {
         tags: ['batches'],
-        summary: 'Deprecated: use /api/v1/batch/check-status',
+        operationId: 'getBatchStatusLegacy',
+        summary: 'Batch statistics (deprecated)',
+        description:
+          'Deprecated: use /api/v1/batch/check-status, which answers the same. Replies carry the Deprecation header and a Link to the successor.',
         deprecated: true,
         querystring: Type.Object(
           { batchId: Id('The batch'), limit: LimitParam },

@@ -10,18 +10,25 @@ export function registerBatchExport(app: App, services: Pick<AppServices, 'batch
     {
       schema: {
         tags: ['batches'],
-        summary:
-          'Every contact of the batch with its final status, attempts, last call, duration, summary and metrics, streamed as CSV',
+        operationId: 'exportBatch',
+        summary: 'Export a batch as CSV',
+        description:
+          'Every contact of the batch with its final status, attempts, last call, duration, summary and metrics, streamed as CSV.',
         params: Type.Object({ batchId: Id('The batch') }),
         querystring: Type.Object(
           { format: Type.Optional(Type.Literal('csv', { default: 'csv', description: 'Only csv so far' })) },
           { additionalProperties: false },
         ),
         response: {
-          200: Type.String({
-            description: 'text/csv: a header row, then one row per contact in batch order',
-            contentMediaType: 'text/csv',
-          }),
+          200: {
+            description: 'A header row, then one row per contact in batch order (RFC 4180, UTF-8)',
+            headers: {
+              'content-disposition': Type.String({
+                description: 'attachment; filename="<batchId>.csv"',
+              }),
+            },
+            content: { 'text/csv': { schema: Type.String() } },
+          },
           ...errorResponses(400, 401, 404, 500),
         },
       },

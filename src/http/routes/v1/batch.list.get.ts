@@ -3,7 +3,7 @@ import type { BatchStatus } from '../../../domain/batch.js';
 import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { linkNextPage } from '../../paging.js';
-import { DateTime, errorResponses, Id } from '../../schemas/common.js';
+import { DateTime, errorResponses, Id, PagedList } from '../../schemas/common.js';
 import { BatchStatusSchema } from './batch.schemas.js';
 
 const ListItem = Type.Object({
@@ -27,8 +27,10 @@ export function registerBatchList(app: App, services: Pick<AppServices, 'batchRe
     {
       schema: {
         tags: ['batches'],
-        summary:
-          "The user's batches, newest first. Optional filters and pages; the next page's cursor is in the X-Next-Cursor header",
+        operationId: 'listBatches',
+        summary: 'List batches',
+        description:
+          "The user's batches, newest first. Optional filters and pages; the next page's cursor is in the X-Next-Cursor header.",
         querystring: Type.Object(
           {
             status: Type.Optional(BatchStatusSchema),
@@ -38,7 +40,7 @@ export function registerBatchList(app: App, services: Pick<AppServices, 'batchRe
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Array(ListItem), ...errorResponses(400, 401, 500) },
+        response: { 200: PagedList(ListItem, 'Batches, newest first'), ...errorResponses(400, 401, 500) },
       },
     },
     async (request, reply) => {

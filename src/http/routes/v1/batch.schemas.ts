@@ -26,6 +26,17 @@ export const BatchStatisticsSchema = Type.Object({
       description: 'Contacts dropped because their number already appeared in the batch',
     }),
     cancelled: Type.Number({ description: 'Contacts removed from the queue by a cancel or a failure' }),
+    withoutConsent: Type.Number({
+      description: 'Contacts skipped (never dialed) because they had no consent record under requireConsent',
+    }),
+    suppressed: Type.Number({
+      description:
+        "Contacts never dialed (or not again) because their number is on the user's suppression list; final, not in processed",
+    }),
+    waitingForWindow: Type.Number({
+      description:
+        'Queued contacts outside their calling window (in their own zone), waiting for it to open; part of pending',
+    }),
   }),
   performance: Type.Object({
     callsPerSecond: Type.Number({ description: 'Observed over the last 60 s' }),

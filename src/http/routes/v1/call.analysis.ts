@@ -55,8 +55,10 @@ export function registerCallAnalysis(app: App, services: Pick<AppServices, 'anal
     {
       schema: {
         tags: ['calls'],
-        summary:
-          'Summary and metrics of an ended call from its transcription; idempotent (a stored summary is returned, never regenerated)',
+        operationId: 'createCallSummary',
+        summary: 'Summarize a call',
+        description:
+          'Summary and metrics of an ended call from its transcription; idempotent (a stored summary is returned, never regenerated).',
         body: SummaryBody,
         response: { 200: SummaryReply, ...errorResponses(400, 401, 403, 404, 409, 500) },
       },
@@ -85,12 +87,28 @@ export function registerCallAnalysis(app: App, services: Pick<AppServices, 'anal
   };
   app.get(
     CURRENT_METRIC_PATH,
-    { schema: { ...schema, summary: "A call's summary, metrics and their schema" } },
+    {
+      schema: {
+        ...schema,
+        operationId: 'getCallMetrics',
+        summary: "A call's metrics",
+        description:
+          "A call's summary, its metrics and the JSON Schema they follow. `userId` is optional: the API key names the user.",
+      },
+    },
     (request) => metrics(request),
   );
   app.get(
     LEGACY_METRIC_PATH,
-    { schema: { ...schema, summary: `Deprecated: use ${CURRENT_METRIC_PATH}`, deprecated: true } },
+    {
+      schema: {
+        ...schema,
+        operationId: 'getCallMetricsLegacy',
+        summary: "A call's metrics (deprecated)",
+        description: `Deprecated: use ${CURRENT_METRIC_PATH}, which answers the same. Replies carry the Deprecation header and a Link to the successor.`,
+        deprecated: true,
+      },
+    },
     async (request, reply) => {
       markDeprecated(reply, CURRENT_METRIC_PATH);
       return metrics(request);

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import {
+  AgentCallFieldsSchema,
   CallStatusSchema,
   DateTime,
   errorResponses,
@@ -33,6 +34,7 @@ const PersistentCallStatus = Type.Object({
           "The SIP status code of the carrier's final answer (200, 486, 404, ...) for a call placed through a SIP trunk; null otherwise",
       }),
     ),
+    ...AgentCallFieldsSchema,
   }),
 });
 
@@ -42,7 +44,9 @@ export function registerCallCheckStatus(app: App, services: Pick<AppServices, 'c
     {
       schema: {
         tags: ['calls'],
-        summary: 'Persistent call status from long-term storage',
+        operationId: 'getCallStatus',
+        summary: 'Persistent call status',
+        description: "A call's status, transcript and outcome from long-term storage.",
         querystring: Type.Object({ callId: Id('The call') }, { additionalProperties: false }),
         response: { 200: PersistentCallStatus, ...errorResponses(400, 401, 404, 500) },
       },

@@ -1,8 +1,21 @@
 import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CALL_EVENTS, type CallEvent, DEFAULT_CALL_EVENTS } from '../../../domain/webhooks.js';
+import type { DialResult } from '../../../services/calls.js';
 import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import {
+  IdempotencyHeaders,
+  REPLAYED_HEADER,
+  ReplayedResponseHeaders,
+  withIdempotencyKey,
+} from '../../idempotency.js';
 import { markDeprecated } from '../../paging.js';
-import { errorResponses, Id } from '../../schemas/common.js';
+import { ErrorBody, errorResponses, Id } from '../../schemas/common.js';
+import { ConsentSchema } from './batch.create.js';
+
+/** A dial `variables` name: what `{{name}}` can name, bounded (see domain/agent-call.ts). */
+const VARIABLE_NAME = '^[A-Za-z_][A-Za-z0-9_.-]{0,63}$';
 
 export const DialBody = Type.Object(
   {
@@ -17,9 +30,18 @@ export const DialBody = Type.Object(
           email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
           company: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
           metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+          consent: Type.Optional(ConsentSchema),
         },
         { additionalProperties: false },
       ),
+    ),
+    variables: Type.Optional(
+      Type.Record(Type.String(), Type.String({ maxLength: 1000 }), {
+        propertyNames: { pattern: VARIABLE_NAME },
+        maxProperties: 50,
+        description:
+          "Values for the agent's {{variables}} on this call (outdial's addition to the spec): at most 50 names (a letter or `_`, then letters, digits, `_`, `.` or `-`; 64 characters at most), each a string of at most 1000 characters. They win over the contact's fields and metadata of the same name.",
+      }),
     ),
     statusCallBackUrl: Type.Optional(
       Type.String({
@@ -28,6 +50,18 @@ export const DialBody = Type.Object(
         pattern: '^https?://',
         description: 'Where the call-status callback is sent',
       }),
+    ),
+    statusCallBackEvents: Type.Optional(
+      Type.Array(
+        Type.Unsafe<CallEvent>(Type.String({ enum: [...CALL_EVENTS], description: 'An event of the call' })),
+        {
+          minItems: 1,
+          uniqueItems: true,
+          default: [...DEFAULT_CALL_EVENTS],
+          description:
+            'The events sent to statusCallBackUrl (outdial\'s addition to the spec): `call.started` when the call is dialed, `call.answered` when it is answered, `call.completed` when it ended. Default `["call.completed"]`; without statusCallBackUrl nothing is sent.',
+        },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -45,37 +79,74 @@ const InProgressReply = Type.Object(
   { description: 'A call is already in progress for the contact; callId is the earlier call' },
 );
 
+/** 409 is either the spec's call-in-progress reply or the error body of IDEMPOTENCY_KEY_IN_USE. */
+const ConflictReply = Type.Union([InProgressReply, Type.Ref(ErrorBody)], {
+  description:
+    'A call is already in progress for the contact (message and the earlier callId), or a request under the same Idempotency-Key is still running (code IDEMPOTENCY_KEY_IN_USE)',
+});
+
 const LEGACY_PATH = '/api/private/call/dial';
 const CURRENT_PATH = '/api/v1/call/dial';
 
-export function registerCallDial(app: App, services: Pick<AppServices, 'calls'>): void {
-  const handler = async (request: {
-    auth: Parameters<typeof requireAuth>[0]['auth'];
-    body: Static<typeof DialBody>;
-  }) => {
+export function registerCallDial(app: App, services: Pick<AppServices, 'calls' | 'idempotency'>): void {
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const auth = requireAuth(request);
-    const { userId, ...input } = request.body;
+    const { userId, ...input } = request.body as Static<typeof DialBody>;
     assertOwnUser(auth.userId, userId);
-    return services.calls.dial(auth.userId, input);
+    return withIdempotencyKey<DialResult>({
+      request,
+      reply,
+      service: services.idempotency,
+      userId: auth.userId,
+      status: 200,
+      resourceId: (result) => result.callId,
+      run: (onCommit) => services.calls.dial(auth.userId, input, onCommit),
+    });
   };
   const schema = {
     tags: ['calls'],
+    headers: IdempotencyHeaders,
     body: DialBody,
     response: {
-      200: DialReply,
-      409: InProgressReply,
-      ...errorResponses(400, 401, 402, 403, 404, 413, 429, 500, 502),
+      200: Type.Object(DialReply.properties, {
+        headers: ReplayedResponseHeaders,
+        description: `The call started (or, under an Idempotency-Key already answered, the first answer again with \`${REPLAYED_HEADER}: true\`)`,
+      }),
+      409: ConflictReply,
+      ...errorResponses(400, 401, 402, 403, 404, 413, 422, 429, 500, 502),
+      403: Type.Ref(ErrorBody, {
+        description:
+          "Access denied (userId is not the key's user), or code NUMBER_SUPPRESSED: the number is on the user's suppression list; nothing is dialed or charged",
+      }),
     },
   };
-  app.post(CURRENT_PATH, { schema: { ...schema, summary: 'Start a single outbound call now' } }, (request) =>
-    handler(request),
+  app.post(
+    CURRENT_PATH,
+    {
+      schema: {
+        ...schema,
+        operationId: 'dialCall',
+        summary: 'Start a call',
+        description:
+          'Starts a single outbound call now with the given agent. `userId` is optional: the API key names the user.',
+      },
+    },
+    (request, reply) => handler(request, reply),
   );
   app.post(
     LEGACY_PATH,
-    { schema: { ...schema, summary: `Deprecated: use ${CURRENT_PATH}`, deprecated: true } },
+    {
+      schema: {
+        ...schema,
+        operationId: 'dialCallLegacy',
+        summary: 'Start a call (deprecated)',
+        description: `Deprecated: use ${CURRENT_PATH}, which answers the same. Replies carry the Deprecation header and a Link to the successor.`,
+        deprecated: true,
+      },
+    },
     async (request, reply) => {
       markDeprecated(reply, CURRENT_PATH);
-      return handler(request);
+      return handler(request, reply);
     },
   );
 }

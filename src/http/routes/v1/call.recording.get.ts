@@ -13,7 +13,10 @@ export function registerCallRecording(app: App, services: Pick<AppServices, 'cal
       config: { auth: 'optional' },
       schema: {
         tags: ['calls'],
-        summary: 'Recording of a finished call (audio/wav)',
+        operationId: 'getCallRecording',
+        summary: 'Recording of a call',
+        description:
+          "The audio of a finished call, as audio/wav. The call's recordingUrl carries a signed token that works without the API key; the owner's API key works too.",
         security: [{ bearerAuth: [] }, {}],
         params: Type.Object({ callId: Id('The call') }),
         querystring: Type.Object(
@@ -23,7 +26,12 @@ export function registerCallRecording(app: App, services: Pick<AppServices, 'cal
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'audio/wav' }),
+          200: {
+            description: 'The recording, a WAV (RIFF) file',
+            content: {
+              'audio/wav': { schema: Type.Unsafe<Buffer>({ type: 'string', contentMediaType: 'audio/wav' }) },
+            },
+          },
           ...errorResponses(400, 404, 500),
         },
       },

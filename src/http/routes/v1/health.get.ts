@@ -22,8 +22,10 @@ export function registerHealthGet(app: App, services: Pick<AppServices, 'health'
     '/api/v1/health',
     {
       schema: {
-        tags: ['health'],
-        summary: 'Backend connectivity: database and live cache reachability with latency',
+        tags: ['probes'],
+        operationId: 'getHealth',
+        summary: 'Backend health',
+        description: 'Backend connectivity: database and live cache reachability with latency.',
         querystring: Type.Object({}, { additionalProperties: false }),
         response: { 200: Health, 503: Health, ...errorResponses(401, 500) },
       },

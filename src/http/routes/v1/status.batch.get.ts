@@ -25,7 +25,9 @@ export function registerStatusBatch(app: App, services: Pick<AppServices, 'batch
     {
       schema: {
         tags: ['batches'],
-        summary: 'Live status of every call of a batch (memory cache, kept 30 days), newest first',
+        operationId: 'getLiveBatchStatus',
+        summary: "Live status of a batch's calls",
+        description: 'Live status of every call of a batch (memory cache, kept 30 days), newest first.',
         querystring: BatchIdQuery,
         response: { 200: LiveBatchStatus, ...errorResponses(400, 401, 404, 500) },
       },

@@ -9,7 +9,10 @@ export function registerStatusCall(app: App, services: Pick<AppServices, 'calls'
     {
       schema: {
         tags: ['calls'],
-        summary: 'Live call status (memory cache, kept 30 days; the database answers when the entry is gone)',
+        operationId: 'getLiveCallStatus',
+        summary: 'Live call status',
+        description:
+          'Live call status (memory cache, kept 30 days; the database answers when the entry is gone).',
         querystring: Type.Object(
           { callId: Id('The callId returned by the dial endpoint') },
           { additionalProperties: false },

@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { WebhookDeliveryStatus } from '../../../adapters/postgres/database.js';
+import { WEBHOOK_EVENTS, type WebhookEvent } from '../../../domain/webhooks.js';
 import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { linkNextPage } from '../../paging.js';
-import { DateTime, errorResponses, Id, Nullable } from '../../schemas/common.js';
+import { DateTime, errorResponses, Id, Nullable, PagedList } from '../../schemas/common.js';
 
 const DeliveryStatus = Type.Union([
   Type.Literal('pending'),
@@ -13,11 +14,7 @@ const DeliveryStatus = Type.Union([
 
 const Delivery = Type.Object({
   id: Type.String({ description: 'Also the webhook-id header: the same on every attempt and replay' }),
-  event: Type.Union([
-    Type.Literal('call.completed'),
-    Type.Literal('batch.completed'),
-    Type.Literal('batch.failed'),
-  ]),
+  event: Type.Unsafe<WebhookEvent>(Type.String({ enum: [...WEBHOOK_EVENTS] })),
   url: Type.String(),
   status: DeliveryStatus,
   attempts: Type.Integer({ description: 'Attempts made so far' }),
@@ -37,8 +34,10 @@ export function registerWebhookDeliveries(app: App, services: Pick<AppServices, 
     {
       schema: {
         tags: ['webhooks'],
-        summary:
-          "The user's webhook deliveries, newest first: event, URL, attempts, last status and error. The next page's cursor is in the X-Next-Cursor header",
+        operationId: 'listWebhookDeliveries',
+        summary: 'List webhook deliveries',
+        description:
+          "The user's webhook deliveries, newest first: event, URL, attempts, last status and error. The next page's cursor is in the X-Next-Cursor header.",
         querystring: Type.Object(
           {
             batchId: Type.Optional(Id('Only deliveries of this batch')),
@@ -49,7 +48,7 @@ export function registerWebhookDeliveries(app: App, services: Pick<AppServices, 
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Array(Delivery), ...errorResponses(400, 401, 500) },
+        response: { 200: PagedList(Delivery, 'Deliveries, newest first'), ...errorResponses(400, 401, 500) },
       },
     },
     async (request, reply) => {
@@ -73,8 +72,10 @@ export function registerWebhookDeliveries(app: App, services: Pick<AppServices, 
     {
       schema: {
         tags: ['webhooks'],
-        summary:
-          'Send a delivery again now (a failed one, or one already delivered), with a fresh retry schedule and the same webhook-id',
+        operationId: 'retryWebhookDelivery',
+        summary: 'Retry a webhook delivery',
+        description:
+          'Send a delivery again now (a failed one, or one already delivered), with a fresh retry schedule and the same webhook-id.',
         params: Type.Object({ deliveryId: Id('The delivery to send again') }),
         response: { 202: Delivery, ...errorResponses(401, 404, 409, 500) },
       },

@@ -55,6 +55,8 @@ export function toneShare(frame: Int16Array, sampleRate: number, frequency: numb
 }
 
 const BEEP_FREQUENCIES = [440, 500, 850, 1000, 1400, 2000];
+/** The reason of a machine verdict made on a beep (the greeting is over once the tone stops). */
+export const BEEP_REASON = 'a beep';
 /** A tone this long, holding most of the frame's power, is a beep. */
 const BEEP_MS = 200;
 
@@ -80,7 +82,7 @@ export function detectAnsweringMachine(
 
     const tonal = voiced && BEEP_FREQUENCIES.some((f) => toneShare(frame, sampleRate, f) > 0.8);
     toneRun = tonal ? toneRun + o.frameMs : 0;
-    if (toneRun >= BEEP_MS) return { kind: 'machine', atMs: at + o.frameMs, reason: 'a beep' };
+    if (toneRun >= BEEP_MS) return { kind: 'machine', atMs: at + o.frameMs, reason: BEEP_REASON };
 
     if (voiced) {
       if (speechStart === null || at - lastVoice > o.maxPauseMs) {
@@ -105,4 +107,99 @@ export function detectAnsweringMachine(
   return speechStart === null
     ? { kind: 'unknown', atMs: heard, reason: 'silence' }
     : { kind: 'unknown', atMs: heard, reason: 'not enough audio to tell' };
+}
+
+/** Subscribes to received 20 ms frames; returns the unsubscribe (CallTransport.onAudio). */
+type Listen = (listener: (frame: Int16Array, receivedAt: number) => void) => () => void;
+
+/**
+ * Listens to an answered call's first audio until the detector decides, every 200 ms; after
+ * `maxMs` of audio without a decision (silence, or speech that neither ended nor ran long) the
+ * verdict is unknown, which callers take for a person. The call ending stops it (unknown).
+ */
+export function listenForVerdict(listen: Listen, signal: AbortSignal, maxMs: number): Promise<AmdVerdict> {
+  const frames: Int16Array[] = [];
+  return new Promise<AmdVerdict>((resolve) => {
+    let stop = () => {};
+    const finish = (verdict: AmdVerdict) => {
+      stop();
+      signal.removeEventListener('abort', ended);
+      resolve(verdict);
+    };
+    const ended = () => finish({ kind: 'unknown', atMs: frames.length * 20, reason: 'the call ended' });
+    if (signal.aborted) {
+      ended();
+      return;
+    }
+    stop = listen((frame) => {
+      frames.push(frame);
+      if (frames.length % 10 !== 0) return;
+      const heard = new Int16Array(frames.length * frame.length);
+      frames.forEach((f, i) => {
+        heard.set(f, i * frame.length);
+      });
+      const verdict = detectAnsweringMachine(heard, 8000, { maxMs });
+      if (verdict.kind !== 'unknown' || frames.length * 20 >= maxMs) finish(verdict);
+    });
+    signal.addEventListener('abort', ended, { once: true });
+  });
+}
+
+export interface GreetingEndOptions {
+  /** Silence after speech that ends a greeting without a beep (default 1500 ms). */
+  silenceMs?: number;
+  /** Give up waiting after this long and go on (default 30 s). */
+  maxWaitMs?: number;
+  /** The verdict already heard the beep: the greeting ends when the tone stops. */
+  beepHeard?: boolean;
+}
+
+/**
+ * After a machine verdict: waits for the end of the greeting, that is the end of its beep (a
+ * tone of 200 ms or more, then anything else), or `silenceMs` of silence, or `maxWaitMs`.
+ * Resolves with what ended it; the call ending resolves it too ('ended').
+ */
+export function waitForGreetingEnd(
+  listen: Listen,
+  signal: AbortSignal,
+  options: GreetingEndOptions = {},
+): Promise<'beep' | 'silence' | 'timeout' | 'ended'> {
+  const silenceMs = options.silenceMs ?? 1500;
+  const maxWaitMs = options.maxWaitMs ?? 30_000;
+  return new Promise((resolve) => {
+    let stop = () => {};
+    let toneMs = 0;
+    let beep = options.beepHeard ?? false;
+    let quietMs = 0;
+    let heardMs = 0;
+    const finish = (why: 'beep' | 'silence' | 'timeout' | 'ended') => {
+      stop();
+      signal.removeEventListener('abort', ended);
+      resolve(why);
+    };
+    const ended = () => finish('ended');
+    if (signal.aborted) {
+      ended();
+      return;
+    }
+    stop = listen((frame) => {
+      heardMs += 20;
+      if (heardMs >= maxWaitMs) return finish('timeout');
+      let sum = 0;
+      for (const sample of frame) sum += sample * sample;
+      const voiced = Math.sqrt(sum / frame.length) >= DEFAULTS.voiceRms;
+      const tonal = voiced && BEEP_FREQUENCIES.some((f) => toneShare(frame, 8000, f) > 0.8);
+      if (tonal) {
+        toneMs += 20;
+        if (toneMs >= BEEP_MS) beep = true;
+        quietMs = 0;
+        return;
+      }
+      toneMs = 0;
+      if (beep) return finish('beep');
+      quietMs = voiced ? 0 : quietMs + 20;
+      if (quietMs >= silenceMs) finish('silence');
+    });
+    signal.addEventListener('abort', ended, { once: true });
+  });
 }

@@ -1,39 +1,6 @@
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { TranscriptEntry } from '../../domain/call.js';
+import { synthesize, transcribe, UtteranceDetector } from '../../adapters/voice/speech.js';
 import type { DialAgent } from '../../ports.js';
-import { synthesize, transcribe, UtteranceDetector } from './speech.js';
-
-/**
- * The conversation port: what an engine that talks on an answered call is given, and what it must
- * do. Audio is 8 kHz, 16-bit, mono PCM in both directions; received audio arrives as 20 ms frames
- * (160 samples) in order, with gaps already filled with silence. The default engine is the
- * offline speech loop below; a realtime voice-AI engine (speech-to-text, an LLM, text-to-speech)
- * implements the same interface (see docs/voice.md).
- */
-export interface ConversationSession {
-  readonly callId: string;
-  readonly agent: DialAgent;
-  readonly contact: { id: string; name: string };
-  /** Listens to the other side; returns a function that stops listening. */
-  onAudio(listener: (frame: Int16Array) => void): () => void;
-  /** Sends speech after what is already queued; resolves when its last sample has been sent. */
-  play(pcm: Int16Array): Promise<void>;
-  /** Drops the speech still queued (the other side interrupted). */
-  stopPlayback(): void;
-  /** Adds a turn to the call's transcription. */
-  addTurn(role: TranscriptEntry['role'], content: string): void;
-  /** Ends the call (BYE). */
-  hangup(): void;
-  /** Aborted when the other side hangs up or the call reaches its time limit. */
-  readonly signal: AbortSignal;
-}
-
-export interface ConversationEngine {
-  readonly name: string;
-  /** Holds the conversation of one answered call; the call is hung up when it resolves. */
-  converse(session: ConversationSession): Promise<void>;
-}
+import type { ConversationEngine, ConversationSession } from '../contracts.js';
 
 /** What the agent says, from its basicDetails: `greeting`, `prompts` (one per turn), `closing`. */
 export interface AgentScript {
@@ -74,7 +41,7 @@ export function agentScript(agent: DialAgent, contact: { name: string }): AgentS
   };
 }
 
-export interface OfflineEngineOptions {
+export interface ScriptedEngineOptions {
   /** How long to wait for the other side to start answering before going on. */
   noInputMs?: number;
   /** Silence that ends an answer. */
@@ -89,16 +56,17 @@ function voiceFor(language: string | null): string {
 }
 
 /**
- * The default engine, offline: espeak-ng speaks the agent's greeting and prompts, pocketsphinx
- * transcribes what the other side says, one turn after the other. What the other side says while
- * the agent speaks is kept and answered next, so nothing it says is lost to the turn order.
+ * The scripted engine (OUTDIAL_CONVERSATION_ENGINE=scripted, formerly `offline`), the default
+ * without an LLM: espeak-ng speaks the agent's greeting and prompts, pocketsphinx transcribes
+ * what the other side says, one turn after the other. What the other side says while the agent
+ * speaks is kept and answered next, so nothing it says is lost to the turn order.
  */
-export class OfflineConversationEngine implements ConversationEngine {
-  readonly name = 'offline';
+export class ScriptedConversationEngine implements ConversationEngine {
+  readonly name = 'scripted';
   private readonly noInputMs: number;
   private readonly endSilenceMs: number;
 
-  constructor(options: OfflineEngineOptions = {}) {
+  constructor(options: ScriptedEngineOptions = {}) {
     this.noInputMs = options.noInputMs ?? 6000;
     this.endSilenceMs = options.endSilenceMs ?? 700;
   }
@@ -196,26 +164,4 @@ class AnswerQueue {
       });
     }
   }
-}
-
-/**
- * The engine OUTDIAL_CONVERSATION_ENGINE names: 'offline', or the path of an ES module whose
- * default export is a ConversationEngine (or a function returning one, possibly async).
- */
-export async function loadConversationEngine(spec: string): Promise<ConversationEngine> {
-  if (spec === 'offline') return new OfflineConversationEngine();
-  const url = pathToFileURL(path.resolve(spec)).href;
-  let loaded: unknown;
-  try {
-    loaded = ((await import(url)) as { default?: unknown }).default;
-  } catch (error) {
-    throw new Error(`OUTDIAL_CONVERSATION_ENGINE: could not load ${spec}: ${(error as Error).message}`);
-  }
-  const engine = typeof loaded === 'function' ? await (loaded as () => unknown)() : loaded;
-  if (!engine || typeof (engine as ConversationEngine).converse !== 'function') {
-    throw new Error(
-      `OUTDIAL_CONVERSATION_ENGINE: ${spec} must export by default a conversation engine (an object with converse(session)) or a function that returns one`,
-    );
-  }
-  return engine as ConversationEngine;
 }

@@ -2,14 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  agentScript,
-  type ConversationSession,
-  loadConversationEngine,
-  OfflineConversationEngine,
-} from '../../src/adapters/voice/conversation.js';
 import { synthesize } from '../../src/adapters/voice/speech.js';
+import { ConfigError } from '../../src/config.js';
+import { agentAiSettings } from '../../src/domain/agent-call.js';
 import type { DialAgent } from '../../src/ports.js';
+import type { ConversationSession, VoiceModels } from '../../src/voice/contracts.js';
+import { loadConversationEngine } from '../../src/voice/engines/index.js';
+import { agentScript, ScriptedConversationEngine } from '../../src/voice/engines/scripted.js';
 import { join, silence } from '../helpers/audio.js';
 
 const agent = (details: Record<string, unknown>, agentName: string | null = 'Ava'): DialAgent => ({
@@ -62,8 +61,10 @@ describe('OUTDIAL_CONVERSATION_ENGINE', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-engine-'));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('loads the offline engine by default, or a module that exports one', async () => {
-    expect((await loadConversationEngine('offline')).name).toBe('offline');
+  it('loads the scripted engine (also by its former name offline, and for auto without an LLM), or a module that exports one', async () => {
+    expect((await loadConversationEngine('scripted')).name).toBe('scripted');
+    expect((await loadConversationEngine('offline')).name).toBe('scripted');
+    expect((await loadConversationEngine('auto', { llmUrl: undefined })).name).toBe('scripted');
     const file = path.join(dir, 'engine.mjs');
     fs.writeFileSync(file, "export default async () => ({ name: 'echo', async converse() {} });\n");
     expect((await loadConversationEngine(file)).name).toBe('echo');
@@ -79,6 +80,19 @@ describe('OUTDIAL_CONVERSATION_ENGINE', () => {
       /must export by default a conversation engine/,
     );
   });
+
+  it('refuses realtime without OUTDIAL_REALTIME_URL and llm without OUTDIAL_LLM_URL, saying why', async () => {
+    await expect(loadConversationEngine('realtime')).rejects.toThrow(ConfigError);
+    await expect(loadConversationEngine('realtime')).rejects.toThrow(/realtime needs OUTDIAL_REALTIME_URL/);
+    await expect(loadConversationEngine('llm')).rejects.toThrow(/needs OUTDIAL_LLM_URL/);
+  });
+
+  it('loads the realtime engine when its server is configured', async () => {
+    const engine = await loadConversationEngine('realtime', {
+      realtime: { url: 'ws://127.0.0.1:9/v1', model: 'gpt-realtime' },
+    });
+    expect(engine.name).toBe('realtime');
+  });
 });
 
 /**
@@ -87,12 +101,12 @@ describe('OUTDIAL_CONVERSATION_ENGINE', () => {
  */
 function session(agent: DialAgent, answer: Int16Array | null) {
   const turns: Array<{ role: string; content: string }> = [];
-  const listeners = new Set<(frame: Int16Array) => void>();
+  const listeners = new Set<(frame: Int16Array, receivedAt: number) => void>();
   let played = 0;
   const stop = new AbortController();
   const feed = async (pcm: Int16Array) => {
     for (let at = 0; at + 160 <= pcm.length; at += 160) {
-      for (const listener of listeners) listener(pcm.subarray(at, at + 160));
+      for (const listener of listeners) listener(pcm.subarray(at, at + 160), Date.now());
       if (at % 1600 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
   };
@@ -100,6 +114,10 @@ function session(agent: DialAgent, answer: Int16Array | null) {
     callId: 'call_1',
     agent,
     contact: { id: 'cnt_1', name: 'Jordan' },
+    config: agentAiSettings(agent.details),
+    variables: {},
+    models: {} as VoiceModels, // the scripted engine speaks through espeak-ng and pocketsphinx itself
+    media: 'audio',
     onAudio(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -107,22 +125,30 @@ function session(agent: DialAgent, answer: Int16Array | null) {
     async play(pcm) {
       played += pcm.length;
       if (played === pcm.length && answer) await feed(join(silence(300), answer, silence(1000)));
+      return { playedMs: pcm.length / 8, interrupted: false };
     },
     stopPlayback() {},
+    sayText() {},
+    onText: () => () => {},
+    sendDtmf: async () => false,
+    transfer: async () => ({ ok: false, reason: 'not here' }),
     addTurn(role, content) {
       turns.push({ role, content });
     },
+    addToolCall() {},
+    addTurnMetrics() {},
+    onOperatorSay: () => () => {},
     hangup() {},
     signal: stop.signal,
   };
   return { value, turns, played: () => played };
 }
 
-describe('the offline conversation engine', () => {
+describe('the scripted conversation engine', () => {
   it('greets, hears the answer, closes; and speaks in English when the language has no voice', async () => {
     const answer = await synthesize('no thank you');
     const call = session(agent({ prompts: [], noInputTimeoutMs: 1000 }, 'Ava'), answer);
-    await new OfflineConversationEngine().converse({
+    await new ScriptedConversationEngine().converse({
       ...call.value,
       agent: { ...call.value.agent, language: 'xx-none' },
     });
@@ -138,7 +164,7 @@ describe('the offline conversation engine', () => {
 
   it('goes on to its closing when nobody answers', async () => {
     const call = session(agent({ prompts: ['Are you there?'], noInputTimeoutMs: 600 }), null);
-    await new OfflineConversationEngine().converse(call.value);
+    await new ScriptedConversationEngine().converse(call.value);
     expect(call.turns.map((turn) => turn.role)).toEqual(['assistant', 'assistant', 'assistant']);
     expect(call.turns[1]?.content).toBe('Are you there?');
   }, 30_000);

@@ -1,0 +1,90 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../domain/errors.js';
+import type { LiveControlService } from '../../services/live-control.js';
+import type { App } from '../app.js';
+import { sseSink } from '../routes/v1/call.events.get.js';
+import { type Html, html } from './html.js';
+import type { DashboardSession } from './session.js';
+
+/**
+ * The call page's live part (issue 17): while a call is up, its transcript as it is said (the
+ * call's event stream) and Hang up / Transfer buttons. The dashboard is signed in with a cookie,
+ * not an API key, so these routes call the live control service the API routes call, the POSTs
+ * origin- and CSRF-checked like every dashboard form. Script: assets/live-call.js.
+ */
+export function registerLiveCallRoutes(
+  app: App,
+  live: LiveControlService,
+  guard: {
+    signedIn(request: FastifyRequest, reply: FastifyReply, json?: boolean): Promise<DashboardSession | null>;
+    checkCsrf(request: FastifyRequest, given: unknown): boolean;
+  },
+): void {
+  app.get('/dashboard/api/calls/:callId/events', async (request, reply) => {
+    const session = await guard.signedIn(request, reply, true);
+    if (!session) return reply;
+    const callId = (request.params as { callId: string }).callId;
+    try {
+      const stop = await live.follow(
+        session.userId,
+        callId,
+        sseSink(reply.raw, () => reply.hijack()),
+      );
+      reply.raw.on('close', stop);
+      if (reply.raw.destroyed) stop();
+      return reply;
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'NOT_FOUND')
+        return reply.status(404).send({ error: 'Not Found' });
+      throw error;
+    }
+  });
+
+  for (const action of ['hangup', 'transfer'] as const) {
+    app.post(`/dashboard/calls/:callId/${action}`, async (request, reply) => {
+      const session = await guard.signedIn(request, reply, true);
+      if (!session) return reply;
+      const form = (request.body ?? {}) as Record<string, string>;
+      if (!guard.checkCsrf(request, form._csrf)) {
+        return reply.status(403).send({ error: 'Forbidden', message: 'This page expired: reload it' });
+      }
+      const callId = (request.params as { callId: string }).callId;
+      try {
+        const result =
+          action === 'hangup'
+            ? await live.hangup(session.userId, callId)
+            : await live.transfer(session.userId, callId, form.to ?? '');
+        return reply.header('cache-control', 'no-store').send(result);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        const status =
+          error.code === 'NOT_FOUND'
+            ? 404
+            : error.code === 'CALL_NOT_LIVE'
+              ? 409
+              : error.code === 'LIVE_CALL_TIMEOUT'
+                ? 504
+                : error.code === 'INVALID_REQUEST'
+                  ? 400
+                  : 503;
+        return reply.status(status).send({ error: error.code, message: error.message });
+      }
+    });
+  }
+}
+
+/** The call page's live section, shown while the call is ONGOING. */
+export function liveCallSection(callId: string, csrf: string): Html {
+  return html`<section aria-labelledby="live-title" id="live-call" data-call-id="${callId}" data-csrf="${csrf}">
+      <h2 id="live-title">Live</h2>
+      <p><span data-field="liveStatus" class="muted">Connecting…</span></p>
+      <ol class="transcript" id="live-transcript" aria-live="polite"></ol>
+      <div class="actions">
+        <button type="button" class="danger" id="live-hangup">Hang up</button>
+        <form id="live-transfer"><label>Transfer to <input name="to" placeholder="+14155550123 or sip:desk@pbx.example.com" required></label>
+          <button type="submit">Transfer</button></form>
+      </div>
+      <p role="status" id="live-result"></p>
+      <script src="/dashboard/assets/live-call.js" defer></script>
+    </section>`;
+}
