@@ -97,7 +97,14 @@ export const BatchBody = Type.Object(
         'User owning the agent; optional (the API key names the user), and when given it must be the key’s user',
       ),
     ),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Defaults to 'Unknown'" })),
+    name: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          "The campaign's name, shown on the dashboard, the CLI and every read; trimmed, and refused when blank. Defaults to 'Unknown'",
+      }),
+    ),
     contacts: Type.Array(ContactSchema, { minItems: 1, maxItems: 100_000 }),
     options: Type.Optional(
       Type.Object(
