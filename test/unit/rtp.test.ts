@@ -99,10 +99,18 @@ function tempFile(name: string): string {
   return path.join(directory, name);
 }
 
+/**
+ * The receiving peer's jitter buffer in the ordering tests (the default is 60 ms): deep enough that
+ * a stall of the test process (both peers share its event loop) never turns a packet late.
+ */
+const DEEP_JITTER_MS = 300;
+
 describe('RTP session between two peers', () => {
   it('carries a tone from A to B in order, sample for sample, and counts the packets', async () => {
     const a = await session();
-    const b = await session();
+    // A deep jitter buffer: what is tested is the order and the samples, and a loaded test machine
+    // stalls the one event loop both peers share for longer than the default 60 ms.
+    const b = await session({ jitterMs: DEEP_JITTER_MS });
     a.setRemote(HOST, b.port, 0);
     b.setRemote(HOST, a.port, 0);
     const frames = listen(b);
@@ -110,7 +118,7 @@ describe('RTP session between two peers', () => {
     b.start();
     const clip = tone(440, 1000);
     await a.play(clip);
-    await sleep(150);
+    await sleep(150 + DEEP_JITTER_MS);
     await a.close();
     await sleep(50);
 
@@ -133,7 +141,7 @@ describe('RTP session between two peers', () => {
 
   it('puts reordered and delayed packets back in order, and a dropped one is one frame of silence', async () => {
     const a = await session();
-    const b = await session();
+    const b = await session({ jitterMs: DEEP_JITTER_MS });
     const relay = await udpSocket();
     a.setRemote(HOST, relay.port, 0);
     // Tone packets by index: pairs swapped (the even one held until the next passes), some held 30 ms, one dropped.
@@ -161,7 +169,7 @@ describe('RTP session between two peers', () => {
     b.start();
     const clip = tone(440, 1000);
     await a.play(clip);
-    await sleep(200);
+    await sleep(200 + DEEP_JITTER_MS);
     await a.close();
     await sleep(50);
 
