@@ -196,7 +196,14 @@ function appErrorOf(error: FastifyError): AppError | null {
     }
     const missing = error.validation.some((issue) => issue.keyword === 'required');
     // A header (Idempotency-Key) is named in the message: the client cannot guess which one.
-    const message = error.validationContext === 'headers' ? `Header ${summarize(fieldErrors)}` : undefined;
+    // A missing one keeps the contract's fixed message; a bad one is named, so the client need not
+    // open details.fieldErrors to learn which.
+    const message =
+      error.validationContext === 'headers'
+        ? `Header ${summarize(fieldErrors)}`
+        : missing
+          ? undefined
+          : invalidParameter(fieldErrors);
     return new AppError(missing ? 'MISSING_PARAMETER' : 'INVALID_PARAMETER', message, { fieldErrors });
   }
   switch (error.code) {
@@ -246,6 +253,13 @@ export function clientErrorResponse(code: string | undefined): string {
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
     `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`
   );
+}
+
+/** "Invalid parameter: limit must be <= 100": the fixed words, then the first bad field. */
+export function invalidParameter(fieldErrors: Record<string, string[]>): string {
+  return Object.keys(fieldErrors).length === 0
+    ? 'Invalid parameter'
+    : `Invalid parameter: ${summarize(fieldErrors)}`;
 }
 
 function summarize(fieldErrors: Record<string, string[]>): string {

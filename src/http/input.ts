@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import { findInputProblem } from '../domain/input.js';
 import type { App } from './app.js';
+import { invalidParameter } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -38,9 +39,8 @@ function checkParameters(request: FastifyRequest): void {
   for (const part of [request.params, request.query]) {
     const problem = findInputProblem(part, '(query)');
     if (problem) {
-      throw new AppError('INVALID_PARAMETER', undefined, {
-        fieldErrors: { [problem.field]: [problem.message] },
-      });
+      const fieldErrors = { [problem.field]: [problem.message] };
+      throw new AppError('INVALID_PARAMETER', invalidParameter(fieldErrors), { fieldErrors });
     }
   }
 }

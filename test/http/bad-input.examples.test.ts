@@ -51,7 +51,7 @@ describe('bad input: the reported cases', () => {
         expect(res.statusCode).toBe(400);
         expect(res.json()).toEqual({
           error: 'Bad Request',
-          message: 'Invalid parameter',
+          message: `Invalid parameter: ${name} is not a recognised field`,
           details: { fieldErrors: { [name]: ['is not a recognised field'] } },
         });
       });
@@ -94,7 +94,7 @@ describe('bad input: the reported cases', () => {
       expect(res.statusCode).toBe(400);
       expect(res.json()).toEqual({
         error: 'Bad Request',
-        message: 'Invalid parameter',
+        message: 'Invalid parameter: agentId must not contain a NUL character (\\u0000)',
         details: { fieldErrors: { agentId: ['must not contain a NUL character (\\u0000)'] } },
       });
     });
@@ -303,7 +303,7 @@ describe('bad input: the reported cases', () => {
       expect(noSession.json()).toEqual({ error: 'Unauthorized', message: 'Sign in again' });
       const nul = await t.request({ method: 'GET', url: '/dashboard/api/calls/%00' });
       expect(nul.statusCode).toBe(400);
-      expect(nul.json()).toMatchObject({ error: 'Bad Request', message: 'Invalid parameter' });
+      expect(nul.json()).toMatchObject({ error: 'Bad Request', message: expect.stringMatching(/^Invalid parameter: /) });
       // A name found on Object.prototype, not in the asset table: was a 500.
       const asset = await t.request({ method: 'GET', url: '/dashboard/assets/__lookupSetter__' });
       expect(asset.statusCode).toBe(404);
