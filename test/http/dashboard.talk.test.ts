@@ -126,6 +126,25 @@ describe(`web calls over the talk WebSocket (${STORE})`, () => {
     );
   }, 60_000);
 
+  it('takes live call control like a phone call: an operator hangs it up through the API', async () => {
+    const client = talk(account.agentId);
+    const callId = String((await eventually(async () => client.message('call'))).callId);
+    await eventually(async () =>
+      client.messages.some((message) => message.type === 'status' && message.status === 'in-progress')
+        ? true
+        : undefined,
+    );
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/call/hangup?callId=${callId}`,
+      key: account.key,
+    });
+    expect(res.json()).toMatchObject({ success: true, outcome: 'ended' });
+    await client.ended();
+    expect(client.message('ended')).toMatchObject({ callId, endedReason: 'operator-ended' });
+    expect(await read(callId)).toMatchObject({ channel: 'web', endedReason: 'operator-ended' });
+  }, 30_000);
+
   it('refuses the upgrade without a session (401) and from another origin (403)', async () => {
     const anonymous = talk(account.agentId, { cookie: '' });
     await anonymous.ended();
