@@ -18,7 +18,7 @@ class OutdialCapture extends AudioWorkletProcessor {
   }
 
   process(inputs) {
-    const channel = inputs[0] && inputs[0][0];
+    const channel = inputs[0]?.[0];
     if (!channel) return true;
     for (let i = 0; i < channel.length; i++) {
       this.sum += channel[i];
