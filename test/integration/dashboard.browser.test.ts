@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, STORE, startTestApp, type TestApp } from '../helpers/app.js';
