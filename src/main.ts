@@ -21,6 +21,7 @@ import { RedisRateLimiter } from './adapters/redis/rate-limiter.js';
 import { RoutingVoiceProvider } from './adapters/voice/router.js';
 import { SimulatedVoiceProvider } from './adapters/voice/simulator.js';
 import { publicAddressFor, SipVoiceProvider } from './adapters/voice/sip/provider.js';
+import { WebCallProvider } from './adapters/voice/web-provider.js';
 import type { Config } from './config.js';
 import type { Analyzer } from './domain/analysis.js';
 import { batchSources } from './domain/batch-lifecycle.js';
@@ -124,6 +125,7 @@ export interface Runtime {
     preflight: BatchPreflight;
     idempotency: IdempotencyService;
     live: LiveControlService;
+    webCalls: WebCallProvider;
   };
   /** The live call channel (memory, or Redis pub/sub with REDIS_URL). */
   liveChannel: LiveCallChannel;
@@ -324,7 +326,20 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         metrics.sipTrunkCalls.set({ trunk, state: 'waiting' }, waiting);
       },
     });
-    const provider = new RoutingVoiceProvider(fallback, sip);
+    // Calls from the dashboard's "Talk to this agent": a browser on a WebSocket, never dialed.
+    const webCalls = new WebCallProvider({
+      engine,
+      models: voiceModels,
+      maxCallMs: config.maxCallSeconds * 1000,
+      recordings: new LocalDiskRecordings({
+        dir: path.join(config.dataDir, 'web', 'recordings'),
+        retentionDays: config.recordingRetentionDays,
+      }),
+      records: dials,
+      live: liveChannel,
+      logger,
+    });
+    const provider = new RoutingVoiceProvider(fallback, sip, [webCalls]);
     opened.unshift(() => provider.close());
 
     const deps: Deps = {
@@ -387,6 +402,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       preflight: new BatchPreflight(deps, batches),
       idempotency: new IdempotencyService(deps),
       live,
+      webCalls,
     };
     webhookService = services.webhooks;
     const webhookSender = new WebhookSender({

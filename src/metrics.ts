@@ -32,7 +32,7 @@ export class Metrics {
   });
   readonly callsDialed = new Counter({
     name: 'outdial_calls_dialed_total',
-    help: 'Calls handed to the telephony provider by this process (batch and single)',
+    help: 'Calls handed to the telephony provider (batch and single) or opened from a browser (web) by this process',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });

@@ -6,6 +6,13 @@ export const CALL_STATUSES = ['ONGOING', 'COMPLETED', 'NO_ANSWER', 'BUSY', 'FAIL
 export type CallStatus = (typeof CALL_STATUSES)[number];
 export type FinalCallStatus = Exclude<CallStatus, 'ONGOING'>;
 
+/**
+ * How the callee is reached: 'phone' (a provider dials a number: the simulator, a SIP trunk) or
+ * 'web' (the dashboard's "Talk to this agent": a browser's microphone over a WebSocket).
+ */
+export const CALL_CHANNELS = ['phone', 'web'] as const;
+export type CallChannel = (typeof CALL_CHANNELS)[number];
+
 export interface TranscriptEntry {
   role: 'assistant' | 'user';
   content: string;

@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import websocket from '@fastify/websocket';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
@@ -11,6 +12,7 @@ import Fastify, {
   type RawServerDefault,
   type RouteOptions,
 } from 'fastify';
+import type { WebCallProvider } from '../adapters/voice/web-provider.js';
 import { AppError } from '../domain/errors.js';
 import { representableInstant } from '../domain/input.js';
 import type { Metrics } from '../metrics.js';
@@ -33,6 +35,7 @@ import type { UserService } from '../services/users.js';
 import type { WebhookService } from '../services/webhooks.js';
 import { registerAdminAuth, registerApiAuth } from './auth.js';
 import { registerDashboard } from './dashboard/pages.js';
+import { TALK_MAX_PAYLOAD } from './dashboard/talk.js';
 import { clientErrorResponse, handleError } from './errors.js';
 import { registerInputChecks } from './input.js';
 import { openApiOptions } from './openapi.js';
@@ -90,6 +93,7 @@ export interface AppServices {
   preflight: BatchPreflight;
   idempotency: IdempotencyService;
   live: LiveControlService;
+  webCalls: WebCallProvider;
 }
 
 export interface BuildAppOptions {
@@ -196,6 +200,9 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     // An open event stream would hold the server open: each is ended now. (The OpenAPI document
     // is built from an app without services, which has none.)
     options.services.live?.closeStreams();
+    // Web calls are hung up as the agent would (their session's stop) and their ends stored
+    // before the sockets go: a stop never leaves a browser's call ONGOING.
+    await options.services.webCalls?.close();
   });
   app.addHook('onRequest', async () => {
     if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; try again');
@@ -245,6 +252,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   registerDocs(app);
 
   await app.register(async (dashboard) => {
+    await dashboard.register(websocket, { options: { maxPayload: TALK_MAX_PAYLOAD } });
     registerDashboard(dashboard as unknown as App, options.services, {
       jwtSecret: options.jwtSecret,
       secureCookies: options.secureCookies,

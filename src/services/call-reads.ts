@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { CallStatus } from '../domain/call.js';
+import type { CallChannel, CallStatus } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import { E164_MESSAGE, normalizeE164 } from '../domain/phone.js';
 import type { Deps } from './deps.js';
@@ -9,6 +9,8 @@ export interface CallListItem {
   callId: string;
   status: CallStatus;
   phoneNumber: string;
+  /** 'web': the dashboard's Talk to this agent; 'phone': every other call. */
+  channel: CallChannel;
   contactId: string;
   contactName: string;
   agentId: string;
@@ -68,6 +70,7 @@ export class CallReads {
         'calls.id',
         'calls.status',
         'calls.phone_number',
+        'calls.channel',
         'calls.contact_id',
         'contacts.name as contact_name',
         'calls.agent_id',
@@ -111,6 +114,7 @@ export class CallReads {
         callId: row.id,
         status: row.status,
         phoneNumber: row.phone_number,
+        channel: row.channel,
         contactId: row.contact_id,
         contactName: row.contact_name,
         agentId: row.agent_id,

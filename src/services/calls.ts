@@ -4,6 +4,7 @@ import {
   DIAL_RECORD_COLUMNS,
   type DialRecordRow,
   dialRecordFrom,
+  openAnsweredDial,
   openDials,
   returnDial,
 } from '../adapters/postgres/dial-records.js';
@@ -11,7 +12,13 @@ import { type AgentCallFields, agentCallFields, dialVariables } from '../domain/
 import { dialAllowance, MINUTES_RESERVED_PER_CALL, type UserCallLoad } from '../domain/allowance.js';
 import { metricSchemaFor, toMetricConfig } from '../domain/analysis.js';
 import type { ConsentRecord } from '../domain/batch.js';
-import { type CallStatus, isSuccess, minutesToCharge, type TranscriptEntry } from '../domain/call.js';
+import {
+  type CallChannel,
+  type CallStatus,
+  isSuccess,
+  minutesToCharge,
+  type TranscriptEntry,
+} from '../domain/call.js';
 import { consentError, normalizeConsent } from '../domain/consent.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -76,8 +83,29 @@ export interface PersistentCallStatus extends AgentCallFields {
   batchId: string | null;
   contactId: string;
   agentId: string;
+  /** 'web': the dashboard's Talk to this agent; 'phone': every other call. */
+  channel: CallChannel;
   /** The SIP status code of the carrier's final answer (calls through a SIP trunk), else null. */
   sipStatusCode: number | null;
+}
+
+/** The user's one contact that stands for the browser on web calls. */
+const WEB_CONTACT = { phoneNumber: 'web', name: 'Browser' } as const;
+
+type WebContact = { id: string; name: string; phone_number: string };
+
+interface NewCall {
+  callId: string;
+  userId: string;
+  agentId: string;
+  contact: { id: string; phone_number: string };
+  provider: string;
+  channel: CallChannel;
+  now: Date;
+  answeredAt: Date | null;
+  statusCallBackUrl: string | null;
+  statusCallBackEvents: CallEvent[] | null;
+  variables: Record<string, string> | null;
 }
 
 interface CallRow {
@@ -140,18 +168,7 @@ export class CallService {
   ): Promise<DialResult> {
     const { db } = this.deps;
     assertWebhookUrls({ statusCallBackUrl: input.statusCallBackUrl }, this.deps.config.webhookAllowPrivate);
-    const agent = await db
-      .selectFrom('agents')
-      .selectAll()
-      .where('id', '=', input.agentConfigId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    if (!agent?.is_active) {
-      throw new AppError(
-        'AGENT_NOT_FOUND',
-        `Agent ${input.agentConfigId} does not exist, is inactive or is not yours`,
-      );
-    }
+    const agent = await this.activeAgent(userId, input.agentConfigId);
     const dialAgent = agentForDial(agent);
     const callId = newId('call');
     const now = this.deps.clock.now();
@@ -174,40 +191,21 @@ export class CallService {
           );
         }
         contactId = resolved.id;
-        const earlier = await trx
-          .selectFrom('calls')
-          .select(sql<number>`count(*)::int`.as('n'))
-          .where('contact_id', '=', resolved.id)
-          .executeTakeFirstOrThrow();
-        const attemptNumber = earlier.n + 1;
-        await trx
-          .insertInto('calls')
-          .values({
-            id: callId,
-            user_id: userId,
-            agent_id: agent.id,
-            contact_id: resolved.id,
-            batch_id: null,
-            status: 'ONGOING',
-            phone_number: resolved.phone_number,
-            attempt: attemptNumber,
-            provider: providerName,
-            error: null,
-            duration: null,
-            transcription: json(null),
-            summary: null,
-            metric_json: json(null),
-            status_callback_url: input.statusCallBackUrl ?? null,
-            // Kept only with a URL to send them to; null reads as the default.
-            status_callback_events: json(
-              input.statusCallBackUrl && input.statusCallBackEvents ? input.statusCallBackEvents : null,
-            ),
-            ...(input.variables ? { variables: json(input.variables) } : {}),
-            created_at: now,
-            answered_at: null,
-            ended_at: null,
-          })
-          .execute();
+        const attemptNumber = await this.insertCall(trx, {
+          callId,
+          userId,
+          agentId: agent.id,
+          contact: resolved,
+          provider: providerName,
+          channel: 'phone',
+          now,
+          answeredAt: null,
+          statusCallBackUrl: input.statusCallBackUrl ?? null,
+          // Kept only with a URL to send them to; null reads as the default.
+          statusCallBackEvents:
+            input.statusCallBackUrl && input.statusCallBackEvents ? input.statusCallBackEvents : null,
+          variables: input.variables ?? null,
+        });
         await openDials(trx, this.deps.dials.owner, [{ callId, provider: providerName }], now);
         await onCommit?.(trx, dialResult(callId, resolved.id));
         return { contact: resolved, attempt: attemptNumber };
@@ -267,6 +265,146 @@ export class CallService {
       throw new AppError('PROVIDER_ERROR', 'The voice provider could not place the call', { callId });
     }
     return dialResult(callId, contact.id);
+  }
+
+  /**
+   * Opens a call from the dashboard's "Talk to this agent" (channel 'web'): the same checks and
+   * the same call row as a dial (one unreserved minute, a free place under maxConcurrentCalls),
+   * answered from its first moment. Its dial record is written sent and answered in the same
+   * transaction, so no sweep ever takes it for one that never went out and dials it: a web call
+   * whose process dies is settled as cut off (WebCallProvider.lookup). The callee is the user's
+   * one "Browser" contact, so a user has at most one web call up at a time (409 otherwise).
+   */
+  async openWebCall(
+    userId: string,
+    agentId: string,
+    provider: string,
+  ): Promise<{ request: DialRequest; answeredAt: Date }> {
+    const agent = await this.activeAgent(userId, agentId);
+    const callId = newId('call');
+    const now = this.deps.clock.now();
+    let contact: WebContact;
+    let attempt: number;
+    try {
+      ({ contact, attempt } = await this.deps.db.transaction().execute(async (trx) => {
+        assertMayDial(await callLoad(trx, userId, { lock: true }));
+        const browser = await trx
+          .insertInto('contacts')
+          .values({
+            id: newId('cnt'),
+            user_id: userId,
+            phone_number: WEB_CONTACT.phoneNumber,
+            name: WEB_CONTACT.name,
+          })
+          .onConflict((oc) => oc.columns(['user_id', 'phone_number']).doUpdateSet({ updated_at: now }))
+          .returning(['id', 'name', 'phone_number'])
+          .executeTakeFirstOrThrow();
+        const attemptNumber = await this.insertCall(trx, {
+          callId,
+          userId,
+          agentId: agent.id,
+          contact: browser,
+          provider,
+          channel: 'web',
+          now,
+          answeredAt: now,
+          statusCallBackUrl: null,
+          statusCallBackEvents: null,
+          variables: null,
+        });
+        await openAnsweredDial(trx, this.deps.dials.owner, { callId, provider }, now);
+        return { contact: browser, attempt: attemptNumber };
+      }));
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      throw new AppError(
+        'CALL_IN_PROGRESS',
+        'A web call of yours is already in progress; hang it up (or wait for it to end) first',
+      );
+    }
+    await this.putLive({
+      callId,
+      userId,
+      status: 'ONGOING',
+      startTime: now.toISOString(),
+      phoneNumber: contact.phone_number,
+      contactId: contact.id,
+      batchId: null,
+      error: null,
+      duration: null,
+      recordingUrl: null,
+    });
+    this.deps.metrics.callsDialed.inc({ kind: 'web' });
+    return {
+      request: {
+        callId,
+        to: contact.phone_number,
+        attempt,
+        agent: agentForDial(agent),
+        contact: { id: contact.id, name: contact.name },
+        provider,
+        variables: dialVariables(
+          { name: contact.name, phoneNumber: contact.phone_number, company: null },
+          {},
+          {},
+        ),
+      },
+      answeredAt: now,
+    };
+  }
+
+  /** The user's agent, active; AGENT_NOT_FOUND otherwise (someone else's agent is not told apart). */
+  private async activeAgent(userId: string, agentId: string) {
+    const agent = await this.deps.db
+      .selectFrom('agents')
+      .selectAll()
+      .where('id', '=', agentId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (!agent?.is_active) {
+      throw new AppError('AGENT_NOT_FOUND', `Agent ${agentId} does not exist, is inactive or is not yours`);
+    }
+    return agent;
+  }
+
+  /**
+   * Writes a new call row (status ONGOING) in the caller's transaction, the one shape every call
+   * starts in (a dial, a web call); returns its attempt number (1 for a contact's first call).
+   */
+  private async insertCall(trx: Db, call: NewCall): Promise<number> {
+    const earlier = await trx
+      .selectFrom('calls')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('contact_id', '=', call.contact.id)
+      .executeTakeFirstOrThrow();
+    const attempt = earlier.n + 1;
+    await trx
+      .insertInto('calls')
+      .values({
+        id: call.callId,
+        user_id: call.userId,
+        agent_id: call.agentId,
+        contact_id: call.contact.id,
+        batch_id: null,
+        status: 'ONGOING',
+        phone_number: call.contact.phone_number,
+        attempt,
+        provider: call.provider,
+        channel: call.channel,
+        error: null,
+        duration: null,
+        transcription: json(null),
+        summary: null,
+        metric_json: json(null),
+        status_callback_url: call.statusCallBackUrl,
+        status_callback_events: json(call.statusCallBackEvents),
+        ...(call.variables ? { variables: json(call.variables) } : {}),
+        created_at: call.now,
+        answered_at: call.answeredAt,
+        ended_at: null,
+      })
+      .execute();
+    return attempt;
   }
 
   /**
@@ -552,6 +690,7 @@ export class CallService {
         'calls.batch_id',
         'calls.contact_id',
         'calls.agent_id',
+        'calls.channel',
         'calls.sip_code',
         'calls.ended_reason',
         'calls.turns',
@@ -578,6 +717,7 @@ export class CallService {
       batchId: row.batch_id,
       contactId: row.contact_id,
       agentId: row.agent_id,
+      channel: row.channel,
       sipStatusCode: row.sip_code,
       ...agentCallFields(row),
     };

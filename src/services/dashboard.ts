@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { type AgentCallFields, agentCallFields } from '../domain/agent-call.js';
 import type { ConsentRecord } from '../domain/batch.js';
 import { isFinalBatch } from '../domain/batch-lifecycle.js';
-import type { TranscriptEntry } from '../domain/call.js';
+import type { CallChannel, TranscriptEntry } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import type { BatchReads, BatchStatistics } from './batch-reads.js';
 import type { Deps } from './deps.js';
@@ -37,6 +37,7 @@ export interface CallDetail {
   batchId: string | null;
   /** The campaign's name, for the call page's breadcrumb; null for a single call. */
   batchName: string | null;
+  channel: CallChannel;
   agentName: string;
   contactName: string;
   phoneNumber: string;
@@ -149,6 +150,7 @@ export class DashboardReads {
         'calls.status',
         'calls.batch_id',
         'calls.phone_number',
+        'calls.channel',
         'calls.attempt',
         'calls.duration',
         'calls.error',
@@ -180,6 +182,7 @@ export class DashboardReads {
       agentName: row.agent_name,
       contactName: row.contact_name,
       phoneNumber: row.phone_number,
+      channel: row.channel,
       attempt: row.attempt,
       duration: row.duration,
       error: row.error,

@@ -65,6 +65,7 @@ describe('GET /api/v1/calls: happy path', () => {
       callId: first?.callId,
       status: 'COMPLETED',
       phoneNumber: '+14155550123',
+      channel: 'phone',
       contactId: expect.stringMatching(/^cnt_/),
       contactName: 'Jordan',
       agentId: alice.agentId,

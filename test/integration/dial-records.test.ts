@@ -200,6 +200,47 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     expect(after.available_minutes).toBe(before.available_minutes - 2);
   });
 
+  it("settles a gone owner's web call as cut off at its last heartbeat, charged, and never dials it", async () => {
+    const owner = await anotherProcess();
+    const { calls } = t.runtime.services;
+    const { request } = await calls.openWebCall(account.userId, account.agentId, 'web');
+    const callId = request.callId;
+    // Opened by the other process 2 minutes ago (the browser answered at once); it was killed 40 s
+    // into the call, the browser still on the line.
+    const answeredAt = new Date(Date.now() - 120_000);
+    await sql`update calls set created_at = ${answeredAt}, answered_at = ${answeredAt} where id = ${callId}`.execute(
+      db(),
+    );
+    await sql`update dials set owner = ${owner.owner}, created_at = ${answeredAt}, sent_at = ${answeredAt},
+      answered_at = ${answeredAt} where call_id = ${callId}`.execute(db());
+    await dies(owner, new Date(answeredAt.getTime() + 40_000));
+    await calls.reconcileStale();
+    await calls.reconcileStale();
+    const res = await t.request({
+      method: 'GET',
+      url: `/api/v1/call/check-status?callId=${callId}`,
+      key: account.key,
+    });
+    expect(res.json().data).toMatchObject({
+      status: 'FAILED',
+      channel: 'web',
+      duration: 40,
+      endedReason: 'error',
+    });
+    expect(res.json().data.error).toContain('cut off after 40 s');
+    const row = await callRow(callId);
+    expect(row?.minutes_charged).toBe(1);
+    // Never dialed again: no other call of the browser's contact, and no web call held here.
+    const browserCalls = await db()
+      .selectFrom('calls')
+      .select('id')
+      .where('user_id', '=', account.userId)
+      .where('channel', '=', 'web')
+      .execute();
+    expect(browserCalls.map((call) => call.id)).toEqual([callId]);
+    expect(t.runtime.services.webCalls.activeCalls).toBe(0);
+  });
+
   it("puts a gone owner's batch call that never went out back in the queue, no attempt charged", async () => {
     const submitted = await t.request({
       method: 'POST',

@@ -6,7 +6,7 @@ import { type ColumnType, type Generated, Kysely, PostgresDialect, type RawBuild
 import type { CustomTypesConfig } from 'pg';
 import type { EndedReason, ToolCallRecord, TurnMetrics } from '../../domain/agent-call.js';
 import type { BatchContactState, BatchStatus, CallingWindow, ConsentRecord } from '../../domain/batch.js';
-import type { CallStatus, TranscriptEntry } from '../../domain/call.js';
+import type { CallChannel, CallStatus, TranscriptEntry } from '../../domain/call.js';
 import type { DialState } from '../../ports.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { BUNDLED_IMAGE_DIR, checkImage, clearUnpacked, unpackImage } from './pglite-image.js';
@@ -111,6 +111,8 @@ export interface CallsTable {
   ended_reason: ColumnType<EndedReason | null, EndedReason | null | undefined, EndedReason | null>;
   turns: Json<TurnMetrics[] | null>;
   tool_calls: Json<ToolCallRecord[] | null>;
+  /** 'web': a browser's call from the dashboard (migration 015); 'phone': every other. */
+  channel: ColumnType<CallChannel, CallChannel | undefined, CallChannel>;
   created_at: Timestamp;
   answered_at: NullableTimestamp;
   ended_at: NullableTimestamp;

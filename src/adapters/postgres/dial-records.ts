@@ -95,6 +95,22 @@ export async function openDials(
 }
 
 /**
+ * Writes the record of a call that is up from its first moment (a web call: the browser is
+ * already on the line), sent and answered at `at`, inside the transaction that creates the call.
+ * Nothing waits to be placed, so no sweep ever dials it; a gone owner's call is settled as cut off.
+ */
+export async function openAnsweredDial(
+  trx: Db,
+  owner: string,
+  call: { callId: string; provider: string },
+  at: Date,
+): Promise<void> {
+  await sql`
+    insert into dials (call_id, owner, provider, state, created_at, sent_at, answered_at)
+    values (${call.callId}, ${owner}, ${call.provider}, 'sent', ${at}, ${at}, ${at})`.execute(trx);
+}
+
+/**
  * Marks a call that never reached the network as returned to the queue, inside the transaction
  * that returns it; `owner` (when given) must still hold its waiting record. False when the record
  * is not waiting (it went out meanwhile) or belongs to someone else.

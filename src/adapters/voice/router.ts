@@ -11,7 +11,9 @@ import type {
 
 /**
  * Sends each call where its agent says: through the SIP provider when the agent names a trunk,
- * to the default provider (OUTDIAL_VOICE_PROVIDER, the simulator) otherwise.
+ * to the default provider (OUTDIAL_VOICE_PROVIDER, the simulator) otherwise. Calls recorded with
+ * another provider's name (the web provider's browser calls, which are never dialed) are settled
+ * and played back by that provider.
  */
 export class RoutingVoiceProvider implements VoiceProvider {
   readonly name: string;
@@ -19,11 +21,19 @@ export class RoutingVoiceProvider implements VoiceProvider {
   constructor(
     private readonly fallback: VoiceProvider,
     private readonly sip: VoiceProvider,
+    private readonly others: VoiceProvider[] = [],
   ) {
     this.name = fallback.name;
   }
 
+  /** The provider named on a call row, or null for the default's and SIP's (decided as before). */
+  private recorded(name: string | undefined): VoiceProvider | null {
+    return name === undefined ? null : (this.others.find((other) => other.name === name) ?? null);
+  }
+
   private route(request: DialRequest): VoiceProvider {
+    const recorded = this.recorded(request.provider);
+    if (recorded) return recorded;
     return this.nameFor(request.agent) === this.sip.name ? this.sip : this.fallback;
   }
 
@@ -38,12 +48,15 @@ export class RoutingVoiceProvider implements VoiceProvider {
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
     this.fallback.onCallEnded(handler);
     this.sip.onCallEnded(handler);
+    for (const other of this.others) other.onCallEnded(handler);
   }
 
   /** Asked of the provider recorded on the call: the agent's trunk may have changed since. */
   lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState> {
     const recorded = request.provider;
-    const provider = recorded ? (recorded === this.sip.name ? this.sip : this.fallback) : this.route(request);
+    const provider =
+      this.recorded(recorded) ??
+      (recorded ? (recorded === this.sip.name ? this.sip : this.fallback) : this.route(request));
     return provider.lookup(request, record);
   }
 
@@ -53,10 +66,16 @@ export class RoutingVoiceProvider implements VoiceProvider {
     transcription: TranscriptEntry[];
     provider?: string;
   }): Promise<Recording | null> {
-    return (call.provider === this.sip.name ? this.sip : this.fallback).recording(call);
+    const provider =
+      this.recorded(call.provider) ?? (call.provider === this.sip.name ? this.sip : this.fallback);
+    return provider.recording(call);
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.sip.close(), this.fallback.close()]);
+    await Promise.all([
+      this.sip.close(),
+      this.fallback.close(),
+      ...this.others.map((other) => other.close()),
+    ]);
   }
 }

@@ -383,7 +383,7 @@ interface Chunk {
  * A stereo 16-bit 8 kHz WAV written while the call runs: a 44-byte header with zero sizes, then
  * the samples in 1 s chunks (positional writes, one at a time), and the sizes patched on close.
  */
-class WavRecorder {
+export class WavRecorder {
   private chunk: Chunk;
   private used = 0;
   private frames = 0;

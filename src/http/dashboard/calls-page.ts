@@ -11,16 +11,17 @@ export const CALLS_PAGE_SIZE = 50;
 export function callsPage(items: CallListItem[], nextCursor: string | null, paged: boolean): Html {
   return html`
     <h1>Calls</h1>
-    <p class="muted">Calls placed one at a time (<code>POST /api/v1/call/dial</code>), newest first. A campaign's calls are on its page.</p>
+    <p class="muted">Calls placed one at a time (<code>POST /api/v1/call/dial</code>) and web calls (an agent's Talk button), newest first. A campaign's calls are on its page.</p>
     ${
       items.length === 0
         ? html`<p class="empty">${paged ? 'No older calls.' : 'No single calls yet: place one with POST /api/v1/call/dial or outdial call dial.'}</p>`
         : html`<div class="table-wrap"><table class="calls">
-        <thead><tr><th scope="col">Call</th><th scope="col">Contact</th><th scope="col">Status</th><th scope="col">Duration</th><th scope="col">Ended</th></tr></thead>
+        <thead><tr><th scope="col">Call</th><th scope="col">Contact</th><th scope="col">Channel</th><th scope="col">Status</th><th scope="col">Duration</th><th scope="col">Ended</th></tr></thead>
         <tbody>${items.map(
           (c) => html`<tr data-call-id="${c.callId}">
             <td><a href="/dashboard/calls/${c.callId}">${formatDate(c.createdAt)}</a><div class="muted mono">${c.callId}</div></td>
-            <td>${c.contactName}<div class="muted">${c.phoneNumber}</div></td>
+            <td>${c.contactName}${c.channel === 'web' ? '' : html`<div class="muted">${c.phoneNumber}</div>`}</td>
+            <td data-field="channel">${c.channel === 'web' ? 'Web' : 'Phone'}</td>
             <td><span class="status status-${c.status}">${c.status}</span></td>
             <td>${formatDuration(c.duration)}</td>
             <td>${formatDate(c.endedAt)}</td>

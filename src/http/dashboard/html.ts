@@ -45,7 +45,7 @@ export interface LayoutOptions {
   title: string;
   /** The signed-in user's CSRF token, for the sign-out form; absent on the sign-in page. */
   csrf?: string;
-  active?: 'campaigns' | 'calls' | 'keys';
+  active?: 'campaigns' | 'calls' | 'agents' | 'keys';
 }
 
 export function layout(options: LayoutOptions, body: Html): string {
@@ -53,6 +53,7 @@ export function layout(options: LayoutOptions, body: Html): string {
     ? html`<nav aria-label="Main">
         <a href="/dashboard" ${options.active === 'campaigns' ? new Html('aria-current="page"') : ''}>Campaigns</a>
         <a href="/dashboard/calls" ${options.active === 'calls' ? new Html('aria-current="page"') : ''}>Calls</a>
+        <a href="/dashboard/agents" ${options.active === 'agents' ? new Html('aria-current="page"') : ''}>Agents</a>
         <a href="/api-keys" ${options.active === 'keys' ? new Html('aria-current="page"') : ''}>API keys</a>
         <form method="post" action="/sign-out" class="inline">
           <input type="hidden" name="_csrf" value="${options.csrf}">

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { WebCallProvider } from '../../adapters/voice/web-provider.js';
 import type { AgentCallFields } from '../../domain/agent-call.js';
 import { BATCH_STATUSES, type BatchStatus } from '../../domain/batch.js';
 import { batchSources, FINAL_BATCH_STATUSES, isFinalBatch } from '../../domain/batch-lifecycle.js';
@@ -21,6 +22,7 @@ import { CALLS_PAGE_SIZE, callsPage } from './calls-page.js';
 import { CSP, escapeHtml, formatDate, formatDuration, Html, html, layout } from './html.js';
 import { liveCallSection, registerLiveCallRoutes } from './live-call.js';
 import { type DashboardSession, Sessions } from './session.js';
+import { registerTalkRoutes, talkSection } from './talk.js';
 
 export interface DashboardServices {
   keys: KeyService;
@@ -32,6 +34,7 @@ export interface DashboardServices {
   batchReads: BatchReads;
   dashboard: DashboardReads;
   live: LiveControlService;
+  webCalls: WebCallProvider;
 }
 
 const require = createRequire(import.meta.url);
@@ -40,6 +43,11 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'app.js': { file: fileURLToPath(new URL('./assets/app.js', import.meta.url)), type: 'text/javascript' },
   'live-call.js': {
     file: fileURLToPath(new URL('./assets/live-call.js', import.meta.url)),
+    type: 'text/javascript',
+  },
+  'talk.js': { file: fileURLToPath(new URL('./assets/talk.js', import.meta.url)), type: 'text/javascript' },
+  'talk-worklet.js': {
+    file: fileURLToPath(new URL('./assets/talk-worklet.js', import.meta.url)),
     type: 'text/javascript',
   },
   'app.css': { file: fileURLToPath(new URL('./assets/app.css', import.meta.url)), type: 'text/css' },
@@ -141,6 +149,14 @@ export function registerDashboard(
   registerLiveCallRoutes(app, services.live, {
     signedIn,
     checkCsrf: (request, given) => sessions.checkCsrf(request, given),
+  });
+
+  registerTalkRoutes(app, services, {
+    signedIn,
+    sameOrigin: (request) => sessions.sameOrigin(request),
+    csrfToken: (request, reply) => sessions.csrfToken(request, reply),
+    page,
+    notFound,
   });
 
   app.get('/dashboard/assets/:file', async (request, reply) => {
@@ -540,6 +556,7 @@ function batchPage(data: Awaited<ReturnType<DashboardReads['batch']>>, csrf: str
       ${controlForm(batch, csrf, 'cancel', 'Cancel campaign', 'Cancel this campaign? Queued contacts will not be called.')}
       ${controlForm(batch, csrf, 'pause', 'Pause campaign')}
       ${controlForm(batch, csrf, 'resume', 'Resume campaign')}
+      ${talkSection(batch.agentId, 'the campaign’s agent')}
       <section aria-labelledby="chart-title"><h2 id="chart-title">Calls per second</h2>
         <div id="chart" class="chart" role="img" aria-label="Calls started per second"></div></section>
       <section aria-labelledby="outcomes-title"><h2 id="outcomes-title">Outcomes of call attempts</h2>
@@ -569,10 +586,11 @@ function callPage(
         ? html`<a href="/dashboard">Campaigns</a> / <a href="/dashboard/batches/${call.batchId}">${call.batchName ?? call.batchId}</a> /`
         : html`<a href="/dashboard/calls">Calls</a> /`
     }</nav>
-    <h1>Call to ${call.contactName}</h1>
+    <h1>${call.channel === 'web' ? html`Web call with ${call.agentName}` : html`Call to ${call.contactName}`}</h1>
     <p><span class="status status-${call.status}">${call.status}</span> <span class="muted mono">${call.id}</span></p>
     <dl class="stats">
-      <div><dt>Number</dt><dd>${call.phoneNumber}</dd></div>
+      <div><dt>Channel</dt><dd data-field="channel">${call.channel === 'web' ? 'Web (browser)' : 'Phone'}</dd></div>
+      ${call.channel === 'web' ? '' : html`<div><dt>Number</dt><dd>${call.phoneNumber}</dd></div>`}
       <div><dt>Agent</dt><dd>${call.agentName}</dd></div>
       <div><dt>Attempt</dt><dd>${call.attempt}</dd></div>
       <div><dt>Duration</dt><dd>${formatDuration(call.duration)}</dd></div>
@@ -586,7 +604,7 @@ function callPage(
     </dl>
     <section aria-labelledby="timeline-title"><h2 id="timeline-title">Timeline</h2>
       <ol class="timeline">
-        <li>Dialed ${formatDate(call.createdAt)}</li>
+        <li>${call.channel === 'web' ? 'Opened from the browser' : 'Dialed'} ${formatDate(call.createdAt)}</li>
         ${call.answeredAt ? html`<li>Answered ${formatDate(call.answeredAt)}</li>` : ''}
         ${call.endedAt ? html`<li>Ended ${formatDate(call.endedAt)} (${call.status})</li>` : html`<li>In progress</li>`}
         ${call.error ? html`<li class="error">${call.error}</li>` : ''}

@@ -111,18 +111,26 @@ export class Sessions {
   /** True when a form's token matches this browser's seed and the request comes from this site. */
   checkCsrf(request: FastifyRequest, given: unknown): boolean {
     const origin = request.headers.origin;
-    if (origin && origin !== 'null') {
-      try {
-        if (new URL(origin).host !== request.headers.host) return false;
-      } catch {
-        return false;
-      }
-    }
+    if (origin && origin !== 'null' && !this.sameOrigin(request)) return false;
     const seed = parseCookies(request.headers.cookie)[CSRF_COOKIE];
     if (!seed || typeof given !== 'string') return false;
     const expected = Buffer.from(this.sign(seed));
     const actual = Buffer.from(given);
     return expected.length === actual.length && timingSafeEqual(expected, actual);
+  }
+
+  /**
+   * True when the request's Origin is this server (its host, as the browser reached it). A
+   * WebSocket carries no CSRF token, so its Origin is required: browsers always send one.
+   */
+  sameOrigin(request: FastifyRequest): boolean {
+    const origin = request.headers.origin;
+    if (!origin) return false;
+    try {
+      return new URL(origin).host === request.headers.host;
+    } catch {
+      return false;
+    }
   }
 
   private sign(seed: string): string {

@@ -6,7 +6,7 @@ import {
   ENDED_REASONS,
   type EndedReason,
 } from '../../domain/agent-call.js';
-import { CALL_STATUSES, type CallStatus } from '../../domain/call.js';
+import { CALL_CHANNELS, CALL_STATUSES, type CallChannel, type CallStatus } from '../../domain/call.js';
 
 /** An id in a query string or path: bounded so that a megabyte of garbage never reaches SQL. */
 export const Id = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
@@ -65,6 +65,13 @@ export const PagingHeaders = {
 /** A list answered a page at a time: the items, with the paging headers declared in the document. */
 export const PagedList = <T extends TSchema>(items: T, description: string) =>
   Type.Array(items, { description, headers: PagingHeaders });
+
+export const CallChannelSchema = Type.Unsafe<CallChannel>({
+  type: 'string',
+  enum: [...CALL_CHANNELS],
+  description:
+    "How the callee was reached: 'phone' (a number dialed through the simulator or a SIP trunk) or 'web' (the dashboard's Talk to this agent: a browser's microphone; its phoneNumber is 'web')",
+});
 
 export const CallStatusSchema = Type.Unsafe<CallStatus>({
   type: 'string',

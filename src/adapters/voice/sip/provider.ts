@@ -18,6 +18,7 @@ import type {
 } from '../../../ports.js';
 import type { ConversationEngine, VoiceModels } from '../../../voice/contracts.js';
 import { runAnsweredCall } from '../../../voice/session.js';
+import { cutOffAfterAnswer, lastHeartbeat } from '../cut-off.js';
 import { RtpSession } from '../rtp.js';
 import { speechToolsAvailable } from '../speech.js';
 import { parseSdpAnswer } from './message.js';
@@ -211,7 +212,7 @@ export class SipVoiceProvider implements VoiceProvider {
     if (this.calls.has(request.callId)) return { known: true, ended: null };
     if (record.ended) return { known: true, ended: record.ended };
     if (record.state !== 'sent') return { known: false, ended: null };
-    const heartbeat = record.ownerSeenAt ?? record.sentAt ?? record.createdAt;
+    const heartbeat = lastHeartbeat(record);
     if (!record.answeredAt) {
       return {
         known: true,
@@ -224,22 +225,13 @@ export class SipVoiceProvider implements VoiceProvider {
         ),
       };
     }
-    const answeredAt = record.answeredAt;
-    const endedAt = new Date(Math.max(heartbeat.getTime(), answeredAt.getTime()));
-    const duration = Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1);
     return {
       known: true,
-      ended: {
-        callId: request.callId,
-        status: 'FAILED',
-        duration,
-        answeredAt,
-        endedAt,
-        error: `The call was cut off after ${duration} s connected: the process that placed it stopped`,
-        transcription: [],
-        sipCode: 200,
-        endedReason: 'error',
-      },
+      ended: cutOffAfterAnswer(
+        request.callId,
+        { ...record, answeredAt: record.answeredAt },
+        { sipCode: 200 },
+      ),
     };
   }
 

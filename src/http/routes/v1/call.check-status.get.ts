@@ -3,6 +3,7 @@ import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import {
   AgentCallFieldsSchema,
+  CallChannelSchema,
   CallStatusSchema,
   DateTime,
   errorResponses,
@@ -28,6 +29,7 @@ const PersistentCallStatus = Type.Object({
     batchId: Nullable(Type.String()),
     contactId: Type.String(),
     agentId: Type.String(),
+    channel: CallChannelSchema,
     sipStatusCode: Nullable(
       Type.Integer({
         description:

@@ -3,12 +3,21 @@ import type { CallStatus } from '../../../domain/call.js';
 import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { linkNextPage } from '../../paging.js';
-import { CallStatusSchema, DateTime, errorResponses, Id, Nullable, PagedList } from '../../schemas/common.js';
+import {
+  CallChannelSchema,
+  CallStatusSchema,
+  DateTime,
+  errorResponses,
+  Id,
+  Nullable,
+  PagedList,
+} from '../../schemas/common.js';
 
 const CallListItemSchema = Type.Object({
   callId: Type.String(),
   status: CallStatusSchema,
-  phoneNumber: Type.String({ description: 'E.164' }),
+  phoneNumber: Type.String({ description: "E.164; 'web' for a web call" }),
+  channel: CallChannelSchema,
   contactId: Type.String(),
   contactName: Type.String(),
   agentId: Type.String(),

@@ -1,0 +1,228 @@
+import type { Logger } from 'pino';
+import type {
+  CallEndedEvent,
+  DialRecord,
+  DialRecords,
+  DialRequest,
+  LiveCallChannel,
+  ProviderCallState,
+  Recording,
+  RecordingStore,
+  VoiceProvider,
+} from '../../ports.js';
+import type { ConversationEngine, VoiceModels } from '../../voice/contracts.js';
+import { runAnsweredCall } from '../../voice/session.js';
+import { cutOffAfterAnswer } from './cut-off.js';
+import { type WebCallSocket, WebCallTransport } from './web-transport.js';
+
+/** The provider name recorded on web calls (calls.provider) and their dial records. */
+export const WEB_PROVIDER = 'web';
+
+/** WebSocket close codes of a web call (4000-4999 are the application's, RFC 6455 7.4.2). */
+export const CLOSE_CALL_ENDED = 1000;
+export const CLOSE_SERVER_STOPPING = 1001;
+
+export interface WebProviderOptions {
+  engine: ConversationEngine;
+  models: VoiceModels;
+  /** OUTDIAL_MAX_CALL_SECONDS in ms. */
+  maxCallMs: number;
+  recordings: RecordingStore;
+  records: DialRecords;
+  live: LiveCallChannel;
+  logger?: Logger;
+}
+
+/** How long a stop waits for the web calls it hung up to store their ends. */
+const CLOSE_WAIT_MS = 10_000;
+/** Recordings past their retention are looked for when a web call starts, at most this often. */
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+/**
+ * Calls from the dashboard's "Talk to this agent": the browser is already on the line when the
+ * call row is written (CallService.openWebCall), so this provider places nothing. It holds each
+ * call in the answered-call session over a WebCallTransport (AMD skipped: a person pressed the
+ * button), forwards the call's live events (status, transcript turns, tool calls) to the page on
+ * the same WebSocket, and reports the end through the one call-end path every provider uses
+ * (onCallEnded: billing, analysis, webhooks). A call whose process died is settled from its dial
+ * record as cut off, like an answered SIP call; it is never dialed.
+ */
+export class WebCallProvider implements VoiceProvider {
+  readonly name = WEB_PROVIDER;
+  private handler: ((event: CallEndedEvent) => Promise<void>) | null = null;
+  private readonly calls = new Map<string, { stop: AbortController; done: Promise<void> }>();
+  private closing: Promise<void> | null = null;
+  private prunedAt = 0;
+
+  constructor(private readonly options: WebProviderOptions) {}
+
+  nameFor(): string {
+    return this.name;
+  }
+
+  /** A web call is opened by a browser; the sweep never gets here (its record is sent from the start). */
+  async dial(request: DialRequest): Promise<void> {
+    throw new Error(`call ${request.callId} is a web call: it is opened by a browser and never dialed`);
+  }
+
+  onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
+    this.handler = handler;
+  }
+
+  /** Web calls up in this process. */
+  get activeCalls(): number {
+    return this.calls.size;
+  }
+
+  /**
+   * Holds one web call on `socket` until it ends, stores its end, tells the page (`ended`) and
+   * closes the connection. Resolves with the end; never throws.
+   */
+  talk(request: DialRequest, answeredAt: Date, socket: WebCallSocket): Promise<CallEndedEvent> {
+    const stop = new AbortController();
+    if (this.closing) stop.abort();
+    this.prune();
+    const running = this.hold(request, answeredAt, socket, stop.signal);
+    const entry = { stop, done: running.then(() => undefined) };
+    this.calls.set(request.callId, entry);
+    return running.finally(() => this.calls.delete(request.callId));
+  }
+
+  private async hold(
+    request: DialRequest,
+    answeredAt: Date,
+    socket: WebCallSocket,
+    stop: AbortSignal,
+  ): Promise<CallEndedEvent> {
+    const { logger, live } = this.options;
+    const callId = request.callId;
+    const send = (message: unknown) => {
+      if (socket.readyState === 1) socket.send(JSON.stringify(message));
+    };
+    // Listening before anything else: what the client sends from here on reaches the call.
+    const transport = new WebCallTransport({ socket, callId, ...(logger ? { logger } : {}) });
+    // The page's live transcript: the call's own events, as the call page's stream shows them.
+    const unsubscribe = await live
+      .subscribe(callId, (event) => {
+        if (event.type !== 'ended') send(event);
+      })
+      .catch((error: unknown) => {
+        logger?.warn({ err: error, callId }, 'the live transcript of a web call is unavailable');
+        return null;
+      });
+    send({ type: 'call', callId, agentId: request.agent.id });
+    let ended: CallEndedEvent;
+    try {
+      await transport
+        .record(await this.options.recordings.scratchPath(callId), this.options.maxCallMs / 1000)
+        .catch((error: unknown) => logger?.warn({ err: error, callId }, 'a web call is not recorded'));
+      const outcome = await runAnsweredCall({
+        callId,
+        transport,
+        agent: request.agent,
+        contact: request.contact,
+        variables: request.variables ?? {},
+        engine: this.options.engine,
+        models: this.options.models,
+        // A person pressed the button: there is no answering machine to detect.
+        amd: false,
+        maxCallMs: this.options.maxCallMs,
+        recordings: this.options.recordings,
+        stop,
+        live,
+        ...(logger ? { logger } : {}),
+      });
+      const endedAt = new Date();
+      ended = {
+        callId,
+        answeredAt,
+        endedAt,
+        duration: Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1),
+        ...outcome,
+      };
+    } catch (error) {
+      // Only the recording's scratch path can fail before the session (the session never throws).
+      logger?.error({ err: error, callId }, 'a web call failed');
+      const endedAt = new Date();
+      ended = {
+        callId,
+        status: 'FAILED',
+        answeredAt,
+        endedAt,
+        duration: Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1),
+        error: `The call failed after it was answered: ${(error as Error).message}`,
+        transcription: [],
+        endedReason: 'error',
+      };
+    }
+    await unsubscribe?.().catch(() => undefined);
+    // Kept with the record first: if this process dies before the call row hears of it, the
+    // process that settles the call reads it there.
+    await this.options.records
+      .ended(ended)
+      .catch((error: unknown) => logger?.warn({ err: error, callId }, 'could not record a web call end'));
+    try {
+      await this.handler?.(ended);
+    } catch (error) {
+      logger?.error({ err: error, callId }, 'could not record a web call end');
+    }
+    send({
+      type: 'ended',
+      callId,
+      status: ended.status,
+      endedReason: ended.endedReason ?? null,
+      duration: ended.duration,
+      error: ended.error,
+    });
+    if (socket.readyState === 1) {
+      socket.close(
+        stop.aborted ? CLOSE_SERVER_STOPPING : CLOSE_CALL_ENDED,
+        stop.aborted ? 'the server is stopping' : 'the call ended',
+      );
+    }
+    return ended;
+  }
+
+  /** Deletes recordings past the store's retention, at most hourly, without holding the call. */
+  private prune(): void {
+    if (Date.now() - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = Date.now();
+    void this.options.recordings
+      .prune()
+      .catch((error: unknown) =>
+        this.options.logger?.warn({ err: error }, 'could not prune web call recordings'),
+      );
+  }
+
+  /**
+   * A call whose owner is gone: its stored end, or cut off at its owner's last heartbeat (the
+   * browser was answered from the start, so the connected time is charged).
+   */
+  async lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState> {
+    if (this.calls.has(request.callId)) return { known: true, ended: null };
+    if (record.ended) return { known: true, ended: record.ended };
+    const answeredAt = record.answeredAt ?? record.sentAt ?? record.createdAt;
+    return { known: true, ended: cutOffAfterAnswer(request.callId, { ...record, answeredAt }) };
+  }
+
+  recording(call: { id: string }): Promise<Recording | null> {
+    return this.options.recordings.get(call.id);
+  }
+
+  /** Hangs up every web call of this process (as the agent would) and waits for their ends to be stored. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const calls = [...this.calls.values()];
+      for (const call of calls) call.stop.abort();
+      let wait: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(calls.map((call) => call.done)),
+        new Promise((resolve) => {
+          wait = setTimeout(resolve, CLOSE_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(wait);
+    })();
+    return this.closing;
+  }
+}
