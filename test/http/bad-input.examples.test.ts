@@ -303,7 +303,10 @@ describe('bad input: the reported cases', () => {
       expect(noSession.json()).toEqual({ error: 'Unauthorized', message: 'Sign in again' });
       const nul = await t.request({ method: 'GET', url: '/dashboard/api/calls/%00' });
       expect(nul.statusCode).toBe(400);
-      expect(nul.json()).toMatchObject({ error: 'Bad Request', message: expect.stringMatching(/^Invalid parameter: /) });
+      expect(nul.json()).toMatchObject({
+        error: 'Bad Request',
+        message: expect.stringMatching(/^Invalid parameter: /),
+      });
       // A name found on Object.prototype, not in the asset table: was a 500.
       const asset = await t.request({ method: 'GET', url: '/dashboard/assets/__lookupSetter__' });
       expect(asset.statusCode).toBe(404);

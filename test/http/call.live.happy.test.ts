@@ -239,6 +239,7 @@ describe(`live call control: hangup, transfer, say and the event stream (${STORE
     const page = await browser.get(`/dashboard/calls/${callId}`);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain(`id="live-call" data-call-id="${callId}"`);
+    expect(page.body).toContain('id="live-transfer"');
     expect(page.body).toContain('<script src="/dashboard/assets/live-call.js" defer></script>');
     const csrf = /data-csrf="([^"]+)"/.exec(page.body)?.[1] ?? '';
     const script = await t.request({ method: 'GET', url: '/dashboard/assets/live-call.js' });

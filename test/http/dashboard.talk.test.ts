@@ -134,6 +134,10 @@ describe(`web calls over the talk WebSocket (${STORE})`, () => {
         ? true
         : undefined,
     );
+    // Its page, while it is up, offers the hang-up and no transfer (a browser has no line to refer).
+    const page = await dashboard.get(`/dashboard/calls/${callId}`);
+    expect(page.body).toContain('id="live-hangup"');
+    expect(page.body).not.toContain('id="live-transfer"');
     const res = await t.request({
       method: 'POST',
       url: `/api/v1/call/hangup?callId=${callId}`,

@@ -73,16 +73,23 @@ export function registerLiveCallRoutes(
   }
 }
 
-/** The call page's live section, shown while the call is ONGOING. */
-export function liveCallSection(callId: string, csrf: string): Html {
+/**
+ * The call page's live section, shown while the call is ONGOING. A web call has no line to refer
+ * elsewhere (its transport refuses transfers), so it offers the hang-up alone.
+ */
+export function liveCallSection(callId: string, csrf: string, canTransfer = true): Html {
   return html`<section aria-labelledby="live-title" id="live-call" data-call-id="${callId}" data-csrf="${csrf}">
       <h2 id="live-title">Live</h2>
       <p><span data-field="liveStatus" class="muted">Connecting…</span></p>
       <ol class="transcript" id="live-transcript" aria-live="polite"></ol>
       <div class="actions">
         <button type="button" class="danger" id="live-hangup">Hang up</button>
-        <form id="live-transfer"><label>Transfer to <input name="to" placeholder="+14155550123 or sip:desk@pbx.example.com" required></label>
-          <button type="submit">Transfer</button></form>
+        ${
+          canTransfer
+            ? html`<form id="live-transfer"><label>Transfer to <input name="to" placeholder="+14155550123 or sip:desk@pbx.example.com" required></label>
+          <button type="submit">Transfer</button></form>`
+            : ''
+        }
       </div>
       <p role="status" id="live-result"></p>
       <script src="/dashboard/assets/live-call.js" defer></script>

@@ -618,7 +618,7 @@ function callPage(
             </dl>${call.consent.text ? html`<blockquote data-field="consentText">${call.consent.text}</blockquote>` : ''}`
           : html`<p class="muted" id="consent">No consent record.</p>`
       }</section>
-    ${call.status === 'ONGOING' ? liveCallSection(call.id, csrf) : ''}
+    ${call.status === 'ONGOING' ? liveCallSection(call.id, csrf, call.channel !== 'web') : ''}
     ${agentSections(call.agent)}
     ${recording ? html`<section aria-labelledby="rec-title"><h2 id="rec-title">Recording</h2><audio controls preload="none" src="${recording}"></audio></section>` : ''}
     <section aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2>

@@ -66,7 +66,7 @@
   document.getElementById('live-hangup').addEventListener('click', () => {
     if (window.confirm('Hang up this call now?')) void send('hangup', {});
   });
-  document.getElementById('live-transfer').addEventListener('submit', (event) => {
+  document.getElementById('live-transfer')?.addEventListener('submit', (event) => {
     event.preventDefault();
     const to = new FormData(event.target).get('to');
     void send('transfer', { to: String(to || '') });
