@@ -223,18 +223,7 @@ export class CallService {
       });
     }
 
-    await this.putLive({
-      callId,
-      userId,
-      status: 'ONGOING',
-      startTime: now.toISOString(),
-      phoneNumber: contact.phone_number,
-      contactId: contact.id,
-      batchId: null,
-      error: null,
-      duration: null,
-      recordingUrl: null,
-    });
+    await this.putNewSingleCall(callId, userId, contact, now);
 
     const request: DialRequest = {
       callId,
@@ -322,18 +311,7 @@ export class CallService {
         'A web call of yours is already in progress; hang it up (or wait for it to end) first',
       );
     }
-    await this.putLive({
-      callId,
-      userId,
-      status: 'ONGOING',
-      startTime: now.toISOString(),
-      phoneNumber: contact.phone_number,
-      contactId: contact.id,
-      batchId: null,
-      error: null,
-      duration: null,
-      recordingUrl: null,
-    });
+    await this.putNewSingleCall(callId, userId, contact, now);
     this.deps.metrics.callsDialed.inc({ kind: 'web' });
     return {
       request: {
@@ -351,6 +329,27 @@ export class CallService {
       },
       answeredAt: now,
     };
+  }
+
+  /** The live view of a single (non-batch) call that has just been opened: ONGOING, nothing yet. */
+  private async putNewSingleCall(
+    callId: string,
+    userId: string,
+    contact: { id: string; phone_number: string },
+    now: Date,
+  ): Promise<void> {
+    await this.putLive({
+      callId,
+      userId,
+      status: 'ONGOING',
+      startTime: now.toISOString(),
+      phoneNumber: contact.phone_number,
+      contactId: contact.id,
+      batchId: null,
+      error: null,
+      duration: null,
+      recordingUrl: null,
+    });
   }
 
   /** The user's agent, active; AGENT_NOT_FOUND otherwise (someone else's agent is not told apart). */
