@@ -7,6 +7,7 @@ interface Operation {
   summary?: string;
   description?: string;
   tags?: string[];
+  deprecated?: boolean;
   security?: unknown[];
   parameters?: Array<{ name: string; in: string }>;
   requestBody?: { content: Record<string, { schema?: { properties?: object; required?: string[] } }> };
@@ -107,6 +108,21 @@ describe('every operation of the OpenAPI document', () => {
     );
     for (const [name, op] of paged) {
       expect(Object.keys(op.responses['200']?.headers ?? {}), name).toEqual(['Link', 'x-next-cursor']);
+    }
+  });
+
+  it('declares Deprecation and Link on the success of every deprecated operation', () => {
+    const deprecated = operations(doc.paths).filter(([, op]) => op.deprecated === true);
+    expect(deprecated.map(([name]) => name).sort()).toEqual([
+      'GET /api/private/call/get-metric',
+      'GET /api/v1/batch',
+      'POST /api/private/call/dial',
+    ]);
+    for (const [name, op] of deprecated) {
+      const success = Object.entries(op.responses).find(([status]) => status.startsWith('2'));
+      expect(Object.keys(success?.[1].headers ?? {}), name).toEqual(
+        expect.arrayContaining(['Deprecation', 'Link']),
+      );
     }
   });
 

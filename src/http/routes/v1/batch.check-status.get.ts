@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { AppError } from '../../../domain/errors.js';
 import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
-import { markDeprecated } from '../../paging.js';
+import { legacySchema, markDeprecated } from '../../paging.js';
 import { errorResponses, Id } from '../../schemas/common.js';
 import { BatchStatisticsSchema, LimitParam, parseLimit } from './batch.schemas.js';
 
@@ -16,34 +16,28 @@ async function sendJson(reply: FastifyReply, json: Promise<string>): Promise<Fas
 }
 
 export function registerBatchCheckStatus(app: App, services: Pick<AppServices, 'batchReads'>): void {
-  const response = { 200: BatchStatisticsSchema, ...errorResponses(400, 401, 404, 500) };
-  app.get(
-    '/api/v1/batch/check-status',
-    {
-      schema: {
-        tags: ['batches'],
-        operationId: 'getBatchStatus',
-        summary: 'Batch statistics',
-        description: "A batch's statistics and its most recent calls, from persistent storage.",
-        querystring: Type.Object(
-          { batchId: Id('The batch'), limit: LimitParam },
-          { additionalProperties: false },
-        ),
-        response,
-      },
-    },
-    async (request, reply) => {
-      const auth = requireAuth(request);
-      return sendJson(
-        reply,
-        services.batchReads.checkStatusJson(
-          auth.userId,
-          request.query.batchId,
-          parseLimit(request.query.limit),
-        ),
-      );
-    },
-  );
+  const schema = {
+    tags: ['batches'],
+    operationId: 'getBatchStatus',
+    summary: 'Batch statistics',
+    description: "A batch's statistics and its most recent calls, from persistent storage.",
+    querystring: Type.Object(
+      { batchId: Id('The batch'), limit: LimitParam },
+      { additionalProperties: false },
+    ),
+    response: { 200: BatchStatisticsSchema, ...errorResponses(400, 401, 404, 500) },
+  };
+  app.get('/api/v1/batch/check-status', { schema }, async (request, reply) => {
+    const auth = requireAuth(request);
+    return sendJson(
+      reply,
+      services.batchReads.checkStatusJson(
+        auth.userId,
+        request.query.batchId,
+        parseLimit(request.query.limit),
+      ),
+    );
+  });
   // links.status of the batch creation reply: the same view at a stable address.
   app.get(
     '/api/v1/batch/:batchId/status',
@@ -56,7 +50,7 @@ export function registerBatchCheckStatus(app: App, services: Pick<AppServices, '
           "The same statistics as /api/v1/batch/check-status, at the address a batch's `links.status` gives.",
         params: Type.Object({ batchId: Id('The batch') }),
         querystring: Type.Object({ limit: LimitParam }, { additionalProperties: false }),
-        response,
+        response: schema.response,
       },
     },
     async (request, reply) => {
@@ -76,19 +70,11 @@ export function registerBatchCheckStatus(app: App, services: Pick<AppServices, '
   app.get(
     '/api/v1/batch',
     {
-      schema: {
-        tags: ['batches'],
+      schema: legacySchema(schema, {
         operationId: 'getBatchStatusLegacy',
         summary: 'Batch statistics (deprecated)',
-        description:
-          'Deprecated: use /api/v1/batch/check-status, which answers the same. Replies carry the Deprecation header and a Link to the successor.',
-        deprecated: true,
-        querystring: Type.Object(
-          { batchId: Id('The batch'), limit: LimitParam },
-          { additionalProperties: false },
-        ),
-        response,
-      },
+        successor: '/api/v1/batch/check-status',
+      }),
     },
     async (request, reply) => {
       const auth = requireAuth(request);

@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
-import { markDeprecated } from '../../paging.js';
+import { legacySchema, markDeprecated } from '../../paging.js';
 import { AnalysedCallFields, errorResponses, Id, MetricSchemaField } from '../../schemas/common.js';
 
 const SummaryBody = Type.Object(
@@ -101,13 +101,11 @@ export function registerCallAnalysis(app: App, services: Pick<AppServices, 'anal
   app.get(
     LEGACY_METRIC_PATH,
     {
-      schema: {
-        ...schema,
+      schema: legacySchema(schema, {
         operationId: 'getCallMetricsLegacy',
         summary: "A call's metrics (deprecated)",
-        description: `Deprecated: use ${CURRENT_METRIC_PATH}, which answers the same. Replies carry the Deprecation header and a Link to the successor.`,
-        deprecated: true,
-      },
+        successor: CURRENT_METRIC_PATH,
+      }),
     },
     async (request, reply) => {
       markDeprecated(reply, CURRENT_METRIC_PATH);

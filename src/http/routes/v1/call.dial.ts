@@ -10,7 +10,7 @@ import {
   ReplayedResponseHeaders,
   withIdempotencyKey,
 } from '../../idempotency.js';
-import { markDeprecated } from '../../paging.js';
+import { legacySchema, markDeprecated } from '../../paging.js';
 import { ErrorBody, errorResponses, Id } from '../../schemas/common.js';
 import { ConsentSchema } from './batch.create.js';
 
@@ -136,13 +136,11 @@ export function registerCallDial(app: App, services: Pick<AppServices, 'calls' |
   app.post(
     LEGACY_PATH,
     {
-      schema: {
-        ...schema,
+      schema: legacySchema(schema, {
         operationId: 'dialCallLegacy',
         summary: 'Start a call (deprecated)',
-        description: `Deprecated: use ${CURRENT_PATH}, which answers the same. Replies carry the Deprecation header and a Link to the successor.`,
-        deprecated: true,
-      },
+        successor: CURRENT_PATH,
+      }),
     },
     async (request, reply) => {
       markDeprecated(reply, CURRENT_PATH);
