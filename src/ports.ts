@@ -72,6 +72,12 @@ export interface DialRequest {
    * batch contact `metadata` key, and the dial body's `variables` (see domain/agent-call.ts).
    */
   variables?: Record<string, string>;
+  /**
+   * False when nobody asked for this call's `call.started` or `call.answered` (its batch has no
+   * onCallEvent; a single call's statusCallBackEvents name neither): its dial records then write
+   * each step in one statement without looking for listeners. Absent: they look (always right).
+   */
+  progressEvents?: boolean;
 }
 
 /** A start log key, its rate, and the window it is counted in (see `RateLimiter.admit`). */
@@ -246,10 +252,11 @@ export interface DialRecords {
    * which is recorded as the call's start time. False: not this process's to send (sent already,
    * ended, returned, or taken over), and the call must not go out.
    */
-  send(callId: string, provider: string, at: Date): Promise<boolean>;
+  send(callId: string, provider: string, at: Date, progressEvents?: boolean): Promise<boolean>;
   /** The carrier refused the call for capacity: it is waiting again (nothing was placed). */
   refused(callId: string): Promise<void>;
-  answered(callId: string, at: Date): Promise<void>;
+  /** The call was answered at `at` (the first answer is kept). `progressEvents`: see DialRequest. */
+  answered(callId: string, at: Date, progressEvents?: boolean): Promise<void>;
   ended(event: CallEndedEvent): Promise<void>;
   find(callId: string): Promise<DialRecord | null>;
   /** Takes the record of a call whose owner `from` is gone; false when another process did first. */

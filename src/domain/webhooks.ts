@@ -33,6 +33,14 @@ export function singleCallUrl(
   return call.status_callback_url && subscribed.includes(event) ? call.status_callback_url : null;
 }
 
+/** Whether anyone listens for a single call's progress (`call.started` or `call.answered`). */
+export function singleCallWantsProgress(call: {
+  status_callback_url: string | null;
+  status_callback_events: readonly string[] | null;
+}): boolean {
+  return singleCallUrl(call, 'call.started') !== null || singleCallUrl(call, 'call.answered') !== null;
+}
+
 /**
  * A call started dialing (`call.started`) or was answered (`call.answered`): sent to the batch's
  * onCallEvent, or to a single call's statusCallBackUrl when its statusCallBackEvents ask for it.

@@ -23,7 +23,12 @@ import { consentError, normalizeConsent } from '../domain/consent.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { E164_MESSAGE, normalizeE164 } from '../domain/phone.js';
-import { type CallCompletedPayload, type CallEvent, singleCallUrl } from '../domain/webhooks.js';
+import {
+  type CallCompletedPayload,
+  type CallEvent,
+  singleCallUrl,
+  singleCallWantsProgress,
+} from '../domain/webhooks.js';
 import type {
   CallEndedEvent,
   DialRecord,
@@ -236,6 +241,10 @@ export class CallService {
         contact.metadata,
         input.variables,
       ),
+      progressEvents: singleCallWantsProgress({
+        status_callback_url: input.statusCallBackUrl ?? null,
+        status_callback_events: input.statusCallBackEvents ?? null,
+      }),
     };
     try {
       await this.deps.provider.dial(request);

@@ -142,6 +142,7 @@ export class DbDialRecords implements DialRecords {
     callId: string;
     provider: string;
     at: Date;
+    progressEvents: boolean;
     resolve: (sent: boolean) => void;
     reject: (error: unknown) => void;
   }> = [];
@@ -209,9 +210,9 @@ export class DbDialRecords implements DialRecords {
     return held.rows.length === 1;
   }
 
-  send(callId: string, provider: string, at: Date): Promise<boolean> {
+  send(callId: string, provider: string, at: Date, progressEvents = true): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
-      this.sends.push({ callId, provider, at, resolve, reject });
+      this.sends.push({ callId, provider, at, progressEvents, resolve, reject });
       if (!this.flushing) void this.flushSends();
     });
   }
@@ -238,14 +239,16 @@ export class DbDialRecords implements DialRecords {
   /**
    * One statement: each record this process holds waiting (or a call with none yet) becomes sent,
    * and its call's recorded start time becomes the moment it went out; in the same transaction the
-   * subscriber hears of the calls that started.
+   * subscriber hears of the calls that started. A group none of whose calls has listeners for its
+   * progress (most campaigns) is the statement alone, without a transaction around it.
    */
   private async sendGroup(
-    group: Array<{ callId: string; provider: string; at: Date }>,
+    group: Array<{ callId: string; provider: string; at: Date; progressEvents: boolean }>,
   ): Promise<Set<string>> {
     const unique = new Map(group.map((entry) => [entry.callId, entry]));
     const entries = [...unique.values()];
-    const sent = await this.db.transaction().execute(async (trx) => {
+    const progress = entries.some((entry) => entry.progressEvents) ? this.options.progress : undefined;
+    const write = async (trx: Db) => {
       const rows = await sql<{ call_id: string; sent_at: Date }>`
       with sent as (
         insert into dials (call_id, owner, provider, state, created_at, sent_at)
@@ -259,12 +262,13 @@ export class DbDialRecords implements DialRecords {
         update calls c set created_at = sent.sent_at from sent where c.id = sent.call_id and c.status = 'ONGOING'
       )
       select call_id, sent_at from sent`.execute(trx);
-      await this.options.progress?.(
+      await progress?.(
         trx,
         rows.rows.map((row) => ({ kind: 'started', callId: row.call_id, at: new Date(row.sent_at) })),
       );
       return rows.rows;
-    });
+    };
+    const sent = progress ? await this.db.transaction().execute(write) : await write(this.db);
     return new Set(sent.map((row) => row.call_id));
   }
 
@@ -274,15 +278,20 @@ export class DbDialRecords implements DialRecords {
       where call_id = ${callId} and owner = ${this.owner} and state = 'sent'`.execute(this.db);
   }
 
-  /** The first answer of a call is kept (a repeated report changes nothing and tells no one again). */
-  async answered(callId: string, at: Date): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  /**
+   * The first answer of a call is kept (a repeated report changes nothing and tells no one again).
+   * Without listeners for the call's progress, the one statement alone.
+   */
+  async answered(callId: string, at: Date, progressEvents = true): Promise<void> {
+    const progress = progressEvents ? this.options.progress : undefined;
+    const mark = async (trx: Db) => {
       const marked = await sql<{ call_id: string }>`
         update dials set answered_at = ${at}
         where call_id = ${callId} and owner = ${this.owner} and answered_at is null
         returning call_id`.execute(trx);
-      if (marked.rows.length > 0) await this.options.progress?.(trx, [{ kind: 'answered', callId, at }]);
-    });
+      if (marked.rows.length > 0) await progress?.(trx, [{ kind: 'answered', callId, at }]);
+    };
+    await (progress ? this.db.transaction().execute(mark) : mark(this.db));
   }
 
   async ended(event: CallEndedEvent): Promise<void> {

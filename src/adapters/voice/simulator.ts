@@ -143,7 +143,11 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     // Taken before the record is asked, so a second dial of this id in this process waits for nothing.
     this.dialed.add(request.callId);
     try {
-      if (this.options.records && !(await this.options.records.send(request.callId, this.name, at))) return;
+      if (
+        this.options.records &&
+        !(await this.options.records.send(request.callId, this.name, at, request.progressEvents))
+      )
+        return;
     } catch (error) {
       this.dialed.delete(request.callId);
       throw error;
@@ -324,10 +328,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     // conversations and the SIP provider record theirs. A call picked up after its answer records
     // it at once; the record keeps the first answer only, so nothing is told twice.
     const answer = answeredAt
-      ? setTimeout(
-          () => this.recordAnswer(request.callId, answeredAt),
-          Math.max(answeredAt.getTime() - now, 0),
-        )
+      ? setTimeout(() => this.recordAnswer(request, answeredAt), Math.max(answeredAt.getTime() - now, 0))
       : undefined;
     this.sessions.set(request.callId, { timer, ...(answer ? { answer } : {}) });
   }
@@ -353,8 +354,9 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     );
   }
 
-  private recordAnswer(callId: string, at: Date): void {
-    this.options.records?.answered(callId, at).catch((error: unknown) => {
+  private recordAnswer(request: DialRequest, at: Date): void {
+    const { callId } = request;
+    this.options.records?.answered(callId, at, request.progressEvents).catch((error: unknown) => {
       this.options.logger?.warn({ err: error, callId }, 'could not record a simulated answer');
     });
   }
@@ -391,7 +393,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     const { logger } = this.options;
     const answeredAt = this.clock.now();
     const started = performance.now();
-    this.recordAnswer(request.callId, answeredAt);
+    this.recordAnswer(request, answeredAt);
     const outcome = simulatedOutcome(request.to, request.attempt);
     const names = {
       agentName: request.agent.agentName ?? request.agent.name,

@@ -36,6 +36,8 @@ interface ActiveBatch {
   max_calls_per_second: number;
   timezone: string;
   calling_window: unknown;
+  /** Whether the batch's onCallEvent listens for its calls' progress (call.started, call.answered). */
+  call_events: boolean;
 }
 
 /** What a pass may still claim for one user, shared by the user's batches in that pass. */
@@ -138,6 +140,7 @@ export class Dispatcher {
         'max_calls_per_second',
         'timezone',
         'calling_window',
+        sql<boolean>`webhooks->>'onCallEvent' is not null`.as('call_events'),
       ])
       .where('status', 'in', ACTIVE_BATCH_STATUSES)
       .where((eb) => eb.or([eb('scheduled_start_at', 'is', null), eb('scheduled_start_at', '<=', now)]))
@@ -390,6 +393,7 @@ export class Dispatcher {
           null,
         ),
         pace: batchPace(batch),
+        progressEvents: batch.call_events,
       };
       this.startAt(callId, batch, request, startAt.getTime(), row.seq);
     }

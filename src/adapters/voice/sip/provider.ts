@@ -445,7 +445,8 @@ export class SipVoiceProvider implements VoiceProvider {
       // The last step before the network: from here the call counts as placed, and the admitted
       // moment is its recorded start. A record that is no longer ours to send never goes out.
       const sentAt = await this.admitStart(request, trunk, signal);
-      if (!(await this.options.records.send(request.callId, this.name, sentAt))) throw new NotSent();
+      if (!(await this.options.records.send(request.callId, this.name, sentAt, request.progressEvents)))
+        throw new NotSent();
       this.options.onSent?.(request.callId, sentAt);
       const sip = ua.invite({
         host: trunk.host,
@@ -478,7 +479,7 @@ export class SipVoiceProvider implements VoiceProvider {
       const answeredAt = new Date();
       // Kept with the record: a crash from here on still charges the time connected.
       void this.options.records
-        .answered(request.callId, answeredAt)
+        .answered(request.callId, answeredAt, request.progressEvents)
         .catch((failure: unknown) =>
           this.options.logger?.warn({ err: failure, callId: request.callId }, 'could not record an answer'),
         );
