@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SimulatedVoiceProvider } from '../../src/adapters/voice/simulator.js';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime, type Runtime } from '../../src/main.js';
 import { ADMIN_TOKEN, createTestCache, createTestStorage, eventually, JWT_SECRET } from '../helpers/app.js';
@@ -40,7 +39,8 @@ describe("a user's places and minutes across processes on one PostgreSQL", () =>
         logger: pino({ level: 'silent' }),
         database: await storage.open(),
         cache: testCache.cache,
-        provider: new SimulatedVoiceProvider({ ringMs: config.simRingMs, talkMs: config.simTalkMs }),
+        // The runtime's own simulator, as a deployment has it: it writes each call's dial record,
+        // so a call's recorded start is the moment it went out (not the moment its claim planned).
         dispatchTickMs: 20,
       });
       cleanup.push(async () => {
