@@ -3,7 +3,8 @@ import type { CallEndedEvent, DialRecord } from '../../ports.js';
 /**
  * The end of an answered call whose process stopped without reporting it (a crash, a kill): FAILED,
  * with the answer time kept and the connected time up to the owner's last heartbeat (at least
- * 1 s), charged like any connected time. The SIP and web providers settle their cut-off calls so.
+ * 1 s), charged like any connected time. The SIP and web providers, and the simulator for its AI
+ * conversations, settle their cut-off calls so.
  */
 export function cutOffAfterAnswer(
   callId: string,

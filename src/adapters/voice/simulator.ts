@@ -17,6 +17,7 @@ import type {
 import { systemClock } from '../../ports.js';
 import type { ConversationEngine, VoiceModels } from '../../voice/contracts.js';
 import { runAnsweredCall } from '../../voice/session.js';
+import { cutOffAfterAnswer } from './cut-off.js';
 import { publishOnce } from './publish-once.js';
 import { SimulatedCallee } from './sim-persona.js';
 import { spokenConversationWav, spokenSeconds } from './sim-recording.js';
@@ -178,7 +179,13 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     if (this.conversing(request)) {
       const answerAt = dialedAt.getTime() + this.options.ringMs;
       if (record.answeredAt || answerAt <= now) {
-        return { known: true, ended: cutOff(request, record, new Date(answerAt)) };
+        return {
+          known: true,
+          ended: cutOffAfterAnswer(request.callId, {
+            ...record,
+            answeredAt: record.answeredAt ?? new Date(answerAt),
+          }),
+        };
       }
     } else {
       const plan = this.plan(request);
@@ -515,26 +522,4 @@ export class SimulatedVoiceProvider implements VoiceProvider {
 
 function answered(outcome: SimulatedOutcome): boolean {
   return outcome.kind !== 'unanswered';
-}
-
-/**
- * An AI conversation whose process died after the answer: its words died with it, so it is
- * settled as the SIP provider settles a cut-off answered call: FAILED, charged from the answer to
- * the owner's last heartbeat (at least 1 s), endedReason `error`.
- */
-function cutOff(request: DialRequest, record: DialRecord, answerAt: Date): CallEndedEvent {
-  const answeredAt = record.answeredAt ?? answerAt;
-  const heartbeat = record.ownerSeenAt ?? answeredAt;
-  const endedAt = new Date(Math.max(heartbeat.getTime(), answeredAt.getTime()));
-  const duration = Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1);
-  return {
-    callId: request.callId,
-    status: 'FAILED',
-    duration,
-    answeredAt,
-    endedAt,
-    error: `The call was cut off after ${duration} s connected: the process that placed it stopped`,
-    transcription: [],
-    endedReason: 'error',
-  };
 }
