@@ -89,8 +89,11 @@ export interface ConversationSession
   addToolCall(call: ToolCallRecord): void;
   /** Records one turn's latency figures. */
   addTurnMetrics(turn: TurnMetrics): void;
-  /** Ends the call (BYE) with its reason. The first reason given wins. */
-  hangup(reason: EndedReason): void;
+  /**
+   * Ends the call (BYE) with its reason. The first reason given wins. With `error`, `failure` says
+   * what failed (kept as the call's `error`: "the chat model answered 500", ...).
+   */
+  hangup(reason: EndedReason, failure?: string): void;
   /**
    * Text an operator wants the agent to say next (POST /api/v1/call/say). An engine that listens
    * speaks it at its next turn boundary, never over the callee, and keeps it in its history

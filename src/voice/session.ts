@@ -84,6 +84,8 @@ export async function runAnsweredCall(options: AnsweredCallOptions): Promise<Ans
   let reason: EndedReason | null = null;
   let error: string | null = null;
   let status: FinalCallStatus = 'COMPLETED';
+  /** What an engine that ended the call with `error` said failed. */
+  let failed: string | null = null;
 
   // The call's own end: the first reason given wins, and queued speech is dropped at once.
   const up = new AbortController();
@@ -158,7 +160,10 @@ export async function runAnsweredCall(options: AnsweredCallOptions): Promise<Ans
         addTurnMetrics: (turn) => {
           turns.push(turn);
         },
-        hangup: end,
+        hangup: (why, failure) => {
+          if (why === 'error' && failure && reason === null) failed = failure;
+          end(why);
+        },
         onOperatorSay: (listener) => {
           operatorListeners.add(listener);
           return () => operatorListeners.delete(listener);
@@ -204,10 +209,13 @@ export async function runAnsweredCall(options: AnsweredCallOptions): Promise<Ans
     error = `The call failed after it was answered: ${(failure as Error).message}`;
     end('error');
   }
-  // An engine that handled its own failure (an apology, then hangup('error')) ends FAILED too.
+  // An engine that handled its own failure (an apology, then hangup('error')) ends FAILED too,
+  // with what it said failed.
   if (reason === 'error' && status === 'COMPLETED') {
     status = 'FAILED';
-    error ??= 'The agent ended the call after a failure (a model or speech service did not answer)';
+    error ??= failed
+      ? `The conversation failed: ${failed}`
+      : 'The agent ended the call after a failure (a model or speech service did not answer)';
   }
   clearTimeout(limit);
   await live?.close();

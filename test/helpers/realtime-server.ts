@@ -40,6 +40,11 @@ export interface RealtimeReply {
   malformed?: boolean;
   /** Takes the request and never answers. */
   hang?: boolean;
+  /**
+   * Ends the reply with `response.done` whose status is `failed` and this error message (as the
+   * API does when a response fails after it began: a server error, a content filter).
+   */
+  failed?: string;
 }
 
 export interface RealtimeServerOptions {
@@ -316,6 +321,18 @@ class Session {
       }
     }
     this.current = null;
+    if (reply.failed && !current.cancelled) {
+      this.send({
+        type: 'response.done',
+        response: {
+          id,
+          status: 'failed',
+          status_details: { type: 'failed', error: { type: 'server_error', message: reply.failed } },
+          output,
+        },
+      });
+      return;
+    }
     this.send({
       type: 'response.done',
       response: { id, status: current.cancelled ? 'cancelled' : 'completed', output },

@@ -290,6 +290,9 @@ describe('the LLM engine on a text call', () => {
     const outcome = await call(farEnd, { firstMessage: 'Hi, this is Ana.' });
     expect(outcome.endedReason).toBe('error');
     expect(farEnd.agentLines.at(-1)).toMatch(/sorry/i);
+    // The call's error says what failed, not only that something did.
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toMatch(/^The conversation failed: .*500/);
   });
 
   it('a stream broken mid-reply: what was complete is said, then the apology and error', async () => {

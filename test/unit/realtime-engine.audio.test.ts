@@ -258,6 +258,19 @@ describe('the realtime engine on an audio call', () => {
     expect(farEnd.hungUpBy).toBe('agent');
   }, 60_000);
 
+  it('a reply that ends failed (response.done, status failed) ends the call with error, after the apology', async () => {
+    server.push({
+      text: 'Hi, this is Ana.',
+      failed: 'The server had an error while processing your request',
+    });
+    const outcome = await call({ firstMessage: 'Hi, this is Ana from Acme.' });
+    expect(outcome.endedReason).toBe('error');
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toContain('The server had an error while processing your request');
+    expect(outcome.transcription.at(-1)?.content).toMatch(/sorry/i);
+    expect(farEnd.hungUpBy).toBe('agent');
+  }, 60_000);
+
   for (const [fault, reply] of [
     [
       'the socket drops mid-reply',

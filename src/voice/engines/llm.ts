@@ -700,9 +700,9 @@ class LlmConversation {
     });
   }
 
-  private end(reason: Parameters<ConversationSession['hangup']>[0]): void {
+  private end(reason: Parameters<ConversationSession['hangup']>[0], failure?: string): void {
     this.finished = true;
-    this.session.hangup(reason);
+    this.session.hangup(reason, failure);
   }
 
   /** A model failed: a short apology (the fallback voice if speech itself failed), then `error`. */
@@ -724,7 +724,7 @@ class LlmConversation {
         await speakApology(session, voices, this.modelTimeoutMs, this.log);
       }
     } finally {
-      this.end('error');
+      this.end('error', error instanceof Error ? error.message : String(error));
     }
   }
 

@@ -675,7 +675,7 @@ class RealtimeConversation {
       const fallback = this.options.fallbackTts ?? new EspeakTextToSpeech();
       await speakApology(this.session, [this.session.models.tts, fallback], this.modelTimeoutMs, this.log);
     } finally {
-      this.session.hangup('error');
+      this.session.hangup('error', error instanceof Error ? error.message : String(error));
     }
   }
 }
