@@ -46,7 +46,7 @@ export interface Child {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `outdial <args>` from the sources, as `npm start` does. */
+/** Starts `outdial <args>` from the sources through tsx (`npm start` runs the same code built into dist/). */
 export function startCli(args: string[], env: NodeJS.ProcessEnv): Child {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
     cwd: ROOT,
