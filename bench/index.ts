@@ -4,13 +4,14 @@ import { benchDispatch } from './dispatch.js';
 import { benchFirstStart } from './first-start.js';
 import { benchIngest } from './ingest.js';
 import { benchMedia } from './media.js';
+import { benchNpmStart } from './npm-start.js';
 import { benchReads } from './reads.js';
 import { benchVad } from './vad.js';
 import { benchWebhooks } from './webhooks.js';
 
 /**
  * `npm run bench [scenario...]`: ingest-postgres, ingest-pglite, dispatch-postgres, dispatch-pglite,
- * webhooks-postgres, webhooks-pglite, reads-postgres, reads-pglite, media, first-start, vad,
+ * webhooks-postgres, webhooks-pglite, reads-postgres, reads-pglite, media, first-start, npm-start, vad,
  * agent, compliance (all by default). Each scenario prints its measurements beside its baseline, as ratios.
  */
 const scenarios: Record<string, () => Promise<void>> = {
@@ -24,6 +25,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   'reads-pglite': () => benchReads('pglite'),
   media: () => benchMedia(),
   'first-start': () => benchFirstStart(),
+  'npm-start': () => benchNpmStart(),
   vad: () => benchVad(),
   agent: () => benchAgent(),
   compliance: () => benchCompliance(),
