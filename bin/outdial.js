@@ -13,7 +13,7 @@ let useBuilt = existsSync(built);
 if (existsSync(fileURLToPath(buildScript))) {
   const { buildIfStale, canBuild } = await import(buildScript.href);
   if (canBuild()) {
-    const outcome = buildIfStale();
+    const outcome = await buildIfStale();
     if (outcome === 'failed') {
       process.stderr.write('The build failed (above): running the sources through tsx instead\n');
     }
