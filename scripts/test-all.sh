@@ -2,7 +2,8 @@
 # npm run test:all: the README's test command for a fresh Debian or Ubuntu machine. It installs the
 # Debian packages the suite needs when they are missing, starts PostgreSQL and Redis when they are
 # not answering (scripts/test-env.sh prepare), then runs `npm test`: the lint, the type check and
-# the whole suite. Where all of that is already there, `npm test` alone does the same.
+# the whole suite. Where all of that is already there, `npm test` alone does the same (given
+# DATABASE_TEST_URL, when prepare made the tests' own database outdial_test: npm test says so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

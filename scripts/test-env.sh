@@ -18,6 +18,7 @@ fail() { say "$*"; exit 1; }
 CHROMIUM="${CHROMIUM_PATH:-/usr/bin/chromium}"
 DEFAULT_PG_URL="postgres://postgres@127.0.0.1:5432/test"
 DEFAULT_REDIS_URL="redis://127.0.0.1:6379"
+OWN_PG_URL="postgres://outdial_test:outdial_test@127.0.0.1:5432/outdial_test"
 
 # The tools the suite runs, each with the Debian (and Ubuntu) package that provides it:
 # Chromium drives the dashboard's browser tests; sipp is the far end of the SIP tests, with sox to
@@ -55,7 +56,7 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive "${run[@]}" apt-get install -y -qq "${packages[@]}" >/dev/null
 }
 
-as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else sudo -n -u postgres "$@"; fi; }
+as_postgres() { (cd / && if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else sudo -n -u postgres "$@"; fi); }
 
 url_host() { local rest="${1#*://}"; rest="${rest#*@}"; rest="${rest%%/*}"; echo "${rest%%:*}"; }
 is_local() { case "$(url_host "$1")" in 127.0.0.1 | localhost | ::1 | '[::1]') return 0 ;; *) return 1 ;; esac; }
@@ -73,6 +74,9 @@ prepare_postgres() {
     if ! command -v pg_ctlcluster >/dev/null 2>&1 || [ -z "$(ls /etc/postgresql 2>/dev/null)" ]; then
       apt_install postgresql
     fi
+  fi
+  # A machine with an init system starts the server as the package installs it.
+  if ! pg_answers "$url"; then
     local version
     version="$(ls /etc/postgresql | sort -V | tail -n 1)"
     say "PostgreSQL is not answering; starting the $version/main cluster"
@@ -83,6 +87,9 @@ prepare_postgres() {
     fi
     wait_for pg_answers "$url" || fail "PostgreSQL still does not answer at $(url_host "$url"):5432 (see /var/log/postgresql/)"
   fi
+  if ! pg_connects "$url" && [ -z "${DATABASE_TEST_URL:-}" ] && pg_connects "$OWN_PG_URL"; then
+    url="$OWN_PG_URL"
+  fi
   if ! pg_connects "$url"; then
     # A fresh Debian PostgreSQL asks for a password over TCP and has no database "test". Given no
     # DATABASE_TEST_URL, make a role and a database of the tests' own (nothing else is changed).
@@ -91,7 +98,7 @@ prepare_postgres() {
     as_postgres psql -qtAc "do \$\$ begin if not exists (select from pg_roles where rolname = 'outdial_test') then create role outdial_test login password 'outdial_test'; end if; end \$\$" >/dev/null
     as_postgres psql -qtAc "select 1 from pg_database where datname = 'outdial_test'" | grep -q 1 ||
       as_postgres createdb -O outdial_test outdial_test
-    url="postgres://outdial_test:outdial_test@127.0.0.1:5432/outdial_test"
+    url="$OWN_PG_URL"
     pg_connects "$url" || fail "cannot connect to $url after creating it"
   fi
   say "PostgreSQL: $(url_host "$url"), database ${url##*/}"
@@ -106,11 +113,13 @@ prepare_redis() {
   if ! redis_answers "$url"; then
     is_local "$url" || fail "Redis at $(url_host "$url") (REDIS_TEST_URL) is not answering"
     command -v redis-server >/dev/null 2>&1 || apt_install redis-server
+  fi
+  if ! redis_answers "$url"; then
     say "Redis is not answering; starting it on 127.0.0.1:6379 (nothing kept on disk)"
     local run=()
     [ "$(id -u)" -eq 0 ] || run=(sudo -n)
     "${run[@]}" mkdir -p /var/lib/redis /var/log/redis
-    "${run[@]}" redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    "${run[@]}" redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
       --dir /var/lib/redis --logfile /var/log/redis/outdial-tests.log || true
     wait_for redis_answers "$url" || fail "Redis still does not answer at 127.0.0.1:6379 (see /var/log/redis/outdial-tests.log)"
   fi
@@ -123,6 +132,15 @@ case "${1:-}" in
     missing="$(missing_packages)"
     [ -z "$missing" ] ||
       fail "missing $(describe "$missing"): run npm run test:all to install them, or apt-get install $(packages_of "$missing")"
+    # The tests use DATABASE_TEST_URL, else the default; after npm run test:all made the tests' own
+    # database, the default refuses them (password) and every PostgreSQL file would fail on its own.
+    url="${DATABASE_TEST_URL:-$DEFAULT_PG_URL}"
+    if command -v psql >/dev/null 2>&1 && pg_answers "$url" && ! pg_connects "$url"; then
+      if [ -z "${DATABASE_TEST_URL:-}" ] && pg_connects "$OWN_PG_URL"; then
+        fail "$DEFAULT_PG_URL refuses the connection: export DATABASE_TEST_URL='$OWN_PG_URL' (made by npm run test:all), or run npm run test:all"
+      fi
+      fail "cannot connect to PostgreSQL at $(url_host "$url"), database ${url##*/} (DATABASE_TEST_URL or its default): check its user, password and database, or run npm run test:all"
+    fi
     ;;
   prepare)
     { true >&3; } 2>/dev/null || exec 3>/dev/null
