@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { LlmAnalyzer } from './adapters/analysis/llm.js';
 import { LocalAnalyzer } from './adapters/analysis/local.js';
 import { MemoryLiveCache } from './adapters/memory/live-cache.js';
@@ -26,6 +26,7 @@ import type { Config } from './config.js';
 import type { Analyzer } from './domain/analysis.js';
 import { batchSources } from './domain/batch-lifecycle.js';
 import { type App, buildApp } from './http/app.js';
+import { createLogger } from './logging.js';
 import { Metrics } from './metrics.js';
 import {
   type Clock,
@@ -142,7 +143,7 @@ export interface Runtime {
 
 /** The composition root: config -> adapters -> services -> HTTP app and workers. */
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
-  const logger = overrides.logger ?? pino({ level: config.logLevel, base: { service: 'outdial' } });
+  const logger = overrides.logger ?? createLogger(config);
   const secrets = loadSecrets(config.dataDir, {
     ...(config.adminToken ? { adminToken: config.adminToken } : {}),
     ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
@@ -430,6 +431,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         deps.metrics.queueDepth.set(due.rows[0]?.n ?? 0);
       },
       logger,
+      conciseRequestLog: config.logFormat === 'pretty',
       version: VERSION,
     });
     const workers: PollLoop[] = [

@@ -35,7 +35,15 @@ export async function runServer(role: Role): Promise<void> {
     return;
   }
 
-  await runtime.app.listen({ port: config.port, host: config.host });
+  // Fastify names each address it listens on at info; in the pretty format the start's own lines
+  // below say where it listens, once.
+  const level = runtime.app.log.level;
+  if (config.logFormat === 'pretty') runtime.app.log.level = 'warn';
+  try {
+    await runtime.app.listen({ port: config.port, host: config.host });
+  } finally {
+    runtime.app.log.level = level;
+  }
   const base = config.publicUrl;
   out('');
   out(
