@@ -128,6 +128,8 @@ export interface Runtime {
     live: LiveControlService;
     webCalls: WebCallProvider;
   };
+  /** The live view's store: Redis (REDIS_URL), memory, or one a caller gave. */
+  cacheKind: 'redis' | 'memory' | 'custom';
   /** The live call channel (memory, or Redis pub/sub with REDIS_URL). */
   liveChannel: LiveCallChannel;
   ingester: BatchIngester;
@@ -192,7 +194,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     if (!overrides.cache && redisCache && !(await redisCache.waitReady(5000))) {
       logger.warn('Redis is not answering yet; the live view answers from the database until it does');
     }
-    const cacheKind = redisCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
+    const cacheKind: Runtime['cacheKind'] = redisCache
+      ? 'redis'
+      : cache instanceof MemoryLiveCache
+        ? 'memory'
+        : 'custom';
     const clock = overrides.clock ?? systemClock;
     const limiter =
       overrides.limiter ??
@@ -467,6 +473,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       dispatcher,
       simulator,
       liveChannel,
+      cacheKind,
       adminToken: secrets.adminToken,
       adminTokenGenerated: secrets.adminTokenGenerated,
       startWorkers() {

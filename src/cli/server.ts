@@ -2,8 +2,9 @@ import path from 'node:path';
 import { openDatabase, type Progress } from '../adapters/postgres/database.js';
 import { migrate } from '../adapters/postgres/migrate.js';
 import { loadConfig } from '../config.js';
-import { createRuntime, type Role } from '../main.js';
-import { seedDemo } from '../services/demo.js';
+import { createRuntime, type Role, VERSION } from '../main.js';
+import { existingDemo, seedDemo } from '../services/demo.js';
+import { listeningLine, plainStartLines, type StartReport, startBanner } from './banner.js';
 
 /** Progress lines of a start: on stdout with the rest of what a start prints, warnings on stderr. */
 const printProgress: Progress = (line, level) =>
@@ -44,38 +45,34 @@ export async function runServer(role: Role): Promise<void> {
   } finally {
     runtime.app.log.level = level;
   }
-  const base = config.publicUrl;
-  out('');
-  out(
-    `outdial ${role === 'serve' ? 'API and workers' : 'API'} listening on ${base} (database: ${runtime.database.kind}, cache: ${config.redisUrl ? 'redis' : 'memory'}, telephony: ${config.voiceProvider})`,
-  );
-  if (runtime.adminTokenGenerated) {
+  const terminal = process.stdout.isTTY === true;
+  const started = { role, config, database: runtime.database.kind, cache: runtime.cacheKind };
+  if (!terminal) {
     out('');
-    out(`Admin token (generated now, shown once, kept in ${path.join(config.dataDir, 'admin-token')}):`);
-    out(`  ${runtime.adminToken}`);
+    out(listeningLine(started));
   }
-  if (config.seedDemo) {
-    const demo = await seedDemo(runtime.deps, config.demoMinutes, runtime.database.kind);
-    if (demo) {
-      out('');
-      out(`First start: created a demo user with ${config.demoMinutes} minutes, an agent and an API key.`);
-      out(`  user:    ${demo.userId}`);
-      out(`  agent:   ${demo.agentId}`);
-      out(`  API key: ${demo.apiKey}`);
-      out(`  (the key is also in ${demo.keyFile})`);
-      if (demo.keptFile) {
-        out(`  (${demo.keptFile} holds the demo key of another database: left as it was)`);
-      }
-      out('');
-      out('Place a simulated call:');
-      out(`  curl -s -X POST ${base}/api/v1/call/dial \\`);
-      out(`    -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\`);
-      out(
-        `    -d '{"to":"+14155550123","agentConfigId":"${demo.agentId}","callerDetails":{"name":"Jordan"}}'`,
-      );
-    }
-  }
-  out('');
+  const demo = config.seedDemo
+    ? await seedDemo(runtime.deps, config.demoMinutes, runtime.database.kind)
+    : null;
+  // In a terminal, a later start shows the demo's key and call again while the key works.
+  const earlier =
+    !demo && config.seedDemo && terminal ? await existingDemo(config.dataDir, runtime.services.keys) : null;
+  const report: StartReport = {
+    ...started,
+    version: VERSION,
+    adminToken: runtime.adminTokenGenerated ? runtime.adminToken : null,
+    demo: demo
+      ? {
+          agentId: demo.agentId,
+          apiKey: demo.apiKey,
+          keyFile: demo.keyFile,
+          created: { userId: demo.userId, minutes: config.demoMinutes, keptFile: demo.keptFile },
+        }
+      : earlier
+        ? { ...earlier, created: null }
+        : null,
+  };
+  for (const line of terminal ? startBanner(report) : plainStartLines(report)) out(line);
 }
 
 export async function runMigrate(): Promise<void> {
