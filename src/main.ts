@@ -58,6 +58,7 @@ import { SipTrunkService } from './services/sip-trunks.js';
 import { SuppressionService } from './services/suppressions.js';
 import { UserService } from './services/users.js';
 import { WebhookService } from './services/webhooks.js';
+import { UnreachableError } from './start-errors.js';
 import { loadConversationEngine } from './voice/engines/index.js';
 import { HttpToolCaller } from './voice/http-tools.js';
 import { type LookupFn, webhookDispatcher } from './webhooks/address-guard.js';
@@ -157,13 +158,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     legacyJwtSecret: secrets.jwtSecret,
   });
   const progress: Progress = overrides.progress ?? ((line, level) => logger[level](line));
-  const database =
-    overrides.database ??
-    (await openDatabase({
-      databaseUrl: config.databaseUrl,
-      pgliteDir: path.join(config.dataDir, 'pgdata'),
-      onProgress: progress,
-    }));
+  const database = overrides.database ?? (await openConfiguredDatabase(config, progress));
   const opened: Array<() => Promise<void>> = overrides.database ? [] : [() => database.close()];
   try {
     const migrating = performance.now();
@@ -191,8 +186,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     const redisCache: RedisLiveCache | null =
       redisModule && cache instanceof redisModule.RedisLiveCache ? cache : null;
     if (!overrides.cache) opened.unshift(() => cache.close());
-    if (!overrides.cache && redisCache && !(await redisCache.waitReady(5000))) {
-      logger.warn('Redis is not answering yet; the live view answers from the database until it does');
+    // A REDIS_URL that answers nothing in 5 s stops the start: the rate limits and the live view
+    // it was set for would silently be missing. (Once started, an outage is waited out.)
+    if (!overrides.cache && redisCache && config.redisUrl && !(await redisCache.waitReady(5000))) {
+      throw new UnreachableError('redis', config.redisUrl, redisCache.lastError ?? 'no answer in 5 s');
     }
     const cacheKind: Runtime['cacheKind'] = redisCache
       ? 'redis'
@@ -509,6 +506,31 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     for (const close of opened) await close().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * The database the config names, answering. A PostgreSQL server is asked `select 1` first: one
+ * that does not answer (or refuses the login) stops the start with UnreachableError, not whichever
+ * query happened to meet it.
+ */
+export async function openConfiguredDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  progress: Progress,
+): Promise<DatabaseHandle> {
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    pgliteDir: path.join(config.dataDir, 'pgdata'),
+    onProgress: progress,
+  });
+  if (config.databaseUrl) {
+    try {
+      await database.ping();
+    } catch (error) {
+      await database.close().catch(() => {});
+      throw new UnreachableError('database', config.databaseUrl, error);
+    }
+  }
+  return database;
 }
 
 /** The analyzer the config asks for: an OpenAI-compatible LLM (falling back to local), or local. */

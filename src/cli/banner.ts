@@ -73,7 +73,7 @@ export function startBanner(report: StartReport): string[] {
     row('database', databaseText(report.database, config)),
     row(
       'cache',
-      report.cache === 'redis' && config.redisUrl ? `Redis ${hostText(config.redisUrl)}` : 'in memory',
+      report.cache === 'redis' && config.redisUrl ? `Redis ${serverAddress(config.redisUrl)}` : 'in memory',
     ),
     row('telephony', `${config.voiceProvider} (an agent with a SIP trunk calls through its trunk)`),
     ...modelRows(config).map(([name, value]) => row(name, value)),
@@ -123,11 +123,11 @@ function databaseText(kind: StartReport['database'], config: Config): string {
   if (kind === 'pglite' || !config.databaseUrl) {
     return `embedded PGlite in ${path.join(config.dataDir, 'pgdata')}`;
   }
-  return `PostgreSQL ${hostText(config.databaseUrl)}`;
+  return `PostgreSQL ${serverAddress(config.databaseUrl)}`;
 }
 
-/** user@host:port/path of a URL: never its password or query. */
-function hostText(raw: string): string {
+/** user@host:port/path of a server's URL: never its password or query. */
+export function serverAddress(raw: string): string {
   const url = new URL(raw);
   const user = url.username ? `${decodeURIComponent(url.username)}@` : '';
   const where = `${url.hostname}${url.port ? `:${url.port}` : ''}`;

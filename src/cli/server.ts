@@ -1,10 +1,10 @@
-import path from 'node:path';
-import { openDatabase, type Progress } from '../adapters/postgres/database.js';
+import type { Progress } from '../adapters/postgres/database.js';
 import { migrate } from '../adapters/postgres/migrate.js';
-import { loadConfig } from '../config.js';
-import { createRuntime, type Role, VERSION } from '../main.js';
+import { type Config, loadConfig } from '../config.js';
+import { createRuntime, openConfiguredDatabase, type Role, VERSION } from '../main.js';
 import { existingDemo, seedDemo } from '../services/demo.js';
 import { listeningLine, plainStartLines, type StartReport, startBanner } from './banner.js';
+import { explainStartFailure, StartFailure } from './start-failure.js';
 
 /** Progress lines of a start: on stdout with the rest of what a start prints, warnings on stderr. */
 const printProgress: Progress = (line, level) =>
@@ -14,7 +14,7 @@ const printProgress: Progress = (line, level) =>
 
 export async function runServer(role: Role): Promise<void> {
   const config = loadConfig();
-  const runtime = await createRuntime(config, { progress: printProgress });
+  const runtime = await explained(config, () => createRuntime(config, { progress: printProgress }));
   const out = (line = '') => process.stdout.write(`${line}\n`);
 
   let shuttingDown = false;
@@ -42,6 +42,9 @@ export async function runServer(role: Role): Promise<void> {
   if (config.logFormat === 'pretty') runtime.app.log.level = 'warn';
   try {
     await runtime.app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await runtime.close().catch(() => {});
+    throw explain(error, config);
   } finally {
     runtime.app.log.level = level;
   }
@@ -77,13 +80,9 @@ export async function runServer(role: Role): Promise<void> {
 
 export async function runMigrate(): Promise<void> {
   const config = loadConfig();
-  const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    pgliteDir: path.join(config.dataDir, 'pgdata'),
-    onProgress: printProgress,
-  });
+  const database = await explained(config, () => openConfiguredDatabase(config, printProgress));
   try {
-    const applied = await migrate(database);
+    const applied = await explained(config, () => migrate(database));
     process.stdout.write(
       applied.length > 0
         ? `Applied migrations ${applied.join(', ')} (${database.kind})\n`
@@ -91,5 +90,23 @@ export async function runMigrate(): Promise<void> {
     );
   } finally {
     await database.close();
+  }
+}
+
+/**
+ * A failure whose cause is outside the code (a port, the data dir, a server, another process)
+ * becomes a StartFailure: one line with the fix, printed by the CLI without a stack. Anything else
+ * is a bug and keeps its stack.
+ */
+function explain(error: unknown, config: Config): unknown {
+  const line = explainStartFailure(error, config);
+  return line ? new StartFailure(line, { cause: error }) : error;
+}
+
+async function explained<T>(config: Config, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw explain(error, config);
   }
 }
