@@ -73,6 +73,11 @@ export interface Config {
   /** The `model` query parameter; 'gpt-realtime' unless set. */
   realtimeModel: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * LOG_FORMAT: `json` (one pino record a line, for collectors) or `pretty` (one short line a
+   * record, one a request); unset: pretty when stdout is a terminal, json otherwise.
+   */
+  logFormat: 'json' | 'pretty';
   /** Credit minutes given to the demo user created on a first start with an empty database. */
   demoMinutes: number;
   /** Seed a demo user, agent and key into an empty database at start. */
@@ -186,8 +191,10 @@ function readRealtimeServer(env: Env): {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_FORMATS = ['json', 'pretty'] as const;
 
-export function loadConfig(env: Env = process.env): Config {
+/** `terminal`: whether stdout is a terminal, which decides LOG_FORMAT's default. */
+export function loadConfig(env: Env = process.env, terminal = process.stdout.isTTY === true): Config {
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   const host = readString(env, 'HOST') ?? '0.0.0.0';
   const provider = readString(env, 'OUTDIAL_VOICE_PROVIDER') ?? 'simulator';
@@ -228,7 +235,10 @@ export function loadConfig(env: Env = process.env): Config {
   const tts = readSpeechServer(env, 'OUTDIAL_TTS', 'tts-1');
   const logLevel = (readString(env, 'LOG_LEVEL') ?? 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel))
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const logFormat = (readString(env, 'LOG_FORMAT') ?? (terminal ? 'pretty' : 'json')) as Config['logFormat'];
+  if (!LOG_FORMATS.includes(logFormat))
+    throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${logFormat}"`);
   const displayHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   const publicUrl = (
     readUrl(env, 'OUTDIAL_PUBLIC_URL', ['http:', 'https:']) ?? `http://${displayHost}:${port}`
@@ -294,6 +304,7 @@ export function loadConfig(env: Env = process.env): Config {
     realtimeApiKey: realtime.apiKey,
     realtimeModel: realtime.model,
     logLevel,
+    logFormat,
     demoMinutes: readInt(env, 'OUTDIAL_DEMO_MINUTES', 100, 0, 1_000_000),
     seedDemo: readBool(env, 'OUTDIAL_SEED_DEMO', true),
   };

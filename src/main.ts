@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { LlmAnalyzer } from './adapters/analysis/llm.js';
 import { LocalAnalyzer } from './adapters/analysis/local.js';
 import { MemoryLiveCache } from './adapters/memory/live-cache.js';
@@ -26,6 +26,7 @@ import type { Config } from './config.js';
 import type { Analyzer } from './domain/analysis.js';
 import { batchSources } from './domain/batch-lifecycle.js';
 import { type App, buildApp } from './http/app.js';
+import { createLogger } from './logging.js';
 import { Metrics } from './metrics.js';
 import {
   type Clock,
@@ -57,6 +58,7 @@ import { SipTrunkService } from './services/sip-trunks.js';
 import { SuppressionService } from './services/suppressions.js';
 import { UserService } from './services/users.js';
 import { WebhookService } from './services/webhooks.js';
+import { UnreachableError } from './start-errors.js';
 import { loadConversationEngine } from './voice/engines/index.js';
 import { HttpToolCaller } from './voice/http-tools.js';
 import { type LookupFn, webhookDispatcher } from './webhooks/address-guard.js';
@@ -127,6 +129,8 @@ export interface Runtime {
     live: LiveControlService;
     webCalls: WebCallProvider;
   };
+  /** The live view's store: Redis (REDIS_URL), memory, or one a caller gave. */
+  cacheKind: 'redis' | 'memory' | 'custom';
   /** The live call channel (memory, or Redis pub/sub with REDIS_URL). */
   liveChannel: LiveCallChannel;
   ingester: BatchIngester;
@@ -142,7 +146,7 @@ export interface Runtime {
 
 /** The composition root: config -> adapters -> services -> HTTP app and workers. */
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
-  const logger = overrides.logger ?? pino({ level: config.logLevel, base: { service: 'outdial' } });
+  const logger = overrides.logger ?? createLogger(config);
   const secrets = loadSecrets(config.dataDir, {
     ...(config.adminToken ? { adminToken: config.adminToken } : {}),
     ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
@@ -154,13 +158,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     legacyJwtSecret: secrets.jwtSecret,
   });
   const progress: Progress = overrides.progress ?? ((line, level) => logger[level](line));
-  const database =
-    overrides.database ??
-    (await openDatabase({
-      databaseUrl: config.databaseUrl,
-      pgliteDir: path.join(config.dataDir, 'pgdata'),
-      onProgress: progress,
-    }));
+  const database = overrides.database ?? (await openConfiguredDatabase(config, progress));
   const opened: Array<() => Promise<void>> = overrides.database ? [] : [() => database.close()];
   try {
     const migrating = performance.now();
@@ -188,10 +186,16 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     const redisCache: RedisLiveCache | null =
       redisModule && cache instanceof redisModule.RedisLiveCache ? cache : null;
     if (!overrides.cache) opened.unshift(() => cache.close());
-    if (!overrides.cache && redisCache && !(await redisCache.waitReady(5000))) {
-      logger.warn('Redis is not answering yet; the live view answers from the database until it does');
+    // A REDIS_URL that answers nothing in 5 s stops the start: the rate limits and the live view
+    // it was set for would silently be missing. (Once started, an outage is waited out.)
+    if (!overrides.cache && redisCache && config.redisUrl && !(await redisCache.waitReady(5000))) {
+      throw new UnreachableError('redis', config.redisUrl, redisCache.lastError ?? 'no answer in 5 s');
     }
-    const cacheKind = redisCache ? 'redis' : cache instanceof MemoryLiveCache ? 'memory' : 'custom';
+    const cacheKind: Runtime['cacheKind'] = redisCache
+      ? 'redis'
+      : cache instanceof MemoryLiveCache
+        ? 'memory'
+        : 'custom';
     const clock = overrides.clock ?? systemClock;
     const limiter =
       overrides.limiter ??
@@ -430,6 +434,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         deps.metrics.queueDepth.set(due.rows[0]?.n ?? 0);
       },
       logger,
+      conciseRequestLog: config.logFormat === 'pretty',
       version: VERSION,
     });
     const workers: PollLoop[] = [
@@ -465,6 +470,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       dispatcher,
       simulator,
       liveChannel,
+      cacheKind,
       adminToken: secrets.adminToken,
       adminTokenGenerated: secrets.adminTokenGenerated,
       startWorkers() {
@@ -500,6 +506,31 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     for (const close of opened) await close().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * The database the config names, answering. A PostgreSQL server is asked `select 1` first: one
+ * that does not answer (or refuses the login) stops the start with UnreachableError, not whichever
+ * query happened to meet it.
+ */
+export async function openConfiguredDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  progress: Progress,
+): Promise<DatabaseHandle> {
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    pgliteDir: path.join(config.dataDir, 'pgdata'),
+    onProgress: progress,
+  });
+  if (config.databaseUrl) {
+    try {
+      await database.ping();
+    } catch (error) {
+      await database.close().catch(() => {});
+      throw new UnreachableError('database', config.databaseUrl, error);
+    }
+  }
+  return database;
 }
 
 /** The analyzer the config asks for: an OpenAI-compatible LLM (falling back to local), or local. */

@@ -6,6 +6,7 @@ import { AdminClient, AdminClientError } from './admin-client.js';
 import { type AiFlags, applyAiFlags, withAiFlags } from './agents.js';
 import { registerCampaignCommands } from './campaigns.js';
 import { printResult } from './output.js';
+import { StartFailure } from './start-failure.js';
 
 /**
  * The server's modules (the database, the HTTP app, the workers, the voice stack) load only for the
@@ -428,6 +429,7 @@ try {
   if (
     error instanceof AdminClientError ||
     error instanceof ConfigError ||
+    error instanceof StartFailure ||
     error instanceof InvalidArgumentError
   ) {
     process.stderr.write(`outdial: ${error.message}\n`);

@@ -1,9 +1,10 @@
-import path from 'node:path';
-import { openDatabase, type Progress } from '../adapters/postgres/database.js';
+import type { Progress } from '../adapters/postgres/database.js';
 import { migrate } from '../adapters/postgres/migrate.js';
-import { loadConfig } from '../config.js';
-import { createRuntime, type Role } from '../main.js';
-import { seedDemo } from '../services/demo.js';
+import { type Config, loadConfig } from '../config.js';
+import { createRuntime, openConfiguredDatabase, type Role, VERSION } from '../main.js';
+import { existingDemo, seedDemo } from '../services/demo.js';
+import { listeningLine, plainStartLines, type StartReport, startBanner } from './banner.js';
+import { explainStartFailure, StartFailure } from './start-failure.js';
 
 /** Progress lines of a start: on stdout with the rest of what a start prints, warnings on stderr. */
 const printProgress: Progress = (line, level) =>
@@ -13,7 +14,7 @@ const printProgress: Progress = (line, level) =>
 
 export async function runServer(role: Role): Promise<void> {
   const config = loadConfig();
-  const runtime = await createRuntime(config, { progress: printProgress });
+  const runtime = await explained(config, () => createRuntime(config, { progress: printProgress }));
   const out = (line = '') => process.stdout.write(`${line}\n`);
 
   let shuttingDown = false;
@@ -35,50 +36,53 @@ export async function runServer(role: Role): Promise<void> {
     return;
   }
 
-  await runtime.app.listen({ port: config.port, host: config.host });
-  const base = config.publicUrl;
-  out('');
-  out(
-    `outdial ${role === 'serve' ? 'API and workers' : 'API'} listening on ${base} (database: ${runtime.database.kind}, cache: ${config.redisUrl ? 'redis' : 'memory'}, telephony: ${config.voiceProvider})`,
-  );
-  if (runtime.adminTokenGenerated) {
+  // Fastify names each address it listens on at info; in the pretty format the start's own lines
+  // below say where it listens, once.
+  const level = runtime.app.log.level;
+  if (config.logFormat === 'pretty') runtime.app.log.level = 'warn';
+  try {
+    await runtime.app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await runtime.close().catch(() => {});
+    throw explain(error, config);
+  } finally {
+    runtime.app.log.level = level;
+  }
+  const terminal = process.stdout.isTTY === true;
+  const started = { role, config, database: runtime.database.kind, cache: runtime.cacheKind };
+  if (!terminal) {
     out('');
-    out(`Admin token (generated now, shown once, kept in ${path.join(config.dataDir, 'admin-token')}):`);
-    out(`  ${runtime.adminToken}`);
+    out(listeningLine(started));
   }
-  if (config.seedDemo) {
-    const demo = await seedDemo(runtime.deps, config.demoMinutes, runtime.database.kind);
-    if (demo) {
-      out('');
-      out(`First start: created a demo user with ${config.demoMinutes} minutes, an agent and an API key.`);
-      out(`  user:    ${demo.userId}`);
-      out(`  agent:   ${demo.agentId}`);
-      out(`  API key: ${demo.apiKey}`);
-      out(`  (the key is also in ${demo.keyFile})`);
-      if (demo.keptFile) {
-        out(`  (${demo.keptFile} holds the demo key of another database: left as it was)`);
-      }
-      out('');
-      out('Place a simulated call:');
-      out(`  curl -s -X POST ${base}/api/v1/call/dial \\`);
-      out(`    -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\`);
-      out(
-        `    -d '{"to":"+14155550123","agentConfigId":"${demo.agentId}","callerDetails":{"name":"Jordan"}}'`,
-      );
-    }
-  }
-  out('');
+  const demo = config.seedDemo
+    ? await seedDemo(runtime.deps, config.demoMinutes, runtime.database.kind)
+    : null;
+  // In a terminal, a later start shows the demo's key and call again while the key works.
+  const earlier =
+    !demo && config.seedDemo && terminal ? await existingDemo(config.dataDir, runtime.services.keys) : null;
+  const report: StartReport = {
+    ...started,
+    version: VERSION,
+    adminToken: runtime.adminTokenGenerated ? runtime.adminToken : null,
+    demo: demo
+      ? {
+          agentId: demo.agentId,
+          apiKey: demo.apiKey,
+          keyFile: demo.keyFile,
+          created: { userId: demo.userId, minutes: config.demoMinutes, keptFile: demo.keptFile },
+        }
+      : earlier
+        ? { ...earlier, created: null }
+        : null,
+  };
+  for (const line of terminal ? startBanner(report) : plainStartLines(report)) out(line);
 }
 
 export async function runMigrate(): Promise<void> {
   const config = loadConfig();
-  const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    pgliteDir: path.join(config.dataDir, 'pgdata'),
-    onProgress: printProgress,
-  });
+  const database = await explained(config, () => openConfiguredDatabase(config, printProgress));
   try {
-    const applied = await migrate(database);
+    const applied = await explained(config, () => migrate(database));
     process.stdout.write(
       applied.length > 0
         ? `Applied migrations ${applied.join(', ')} (${database.kind})\n`
@@ -86,5 +90,23 @@ export async function runMigrate(): Promise<void> {
     );
   } finally {
     await database.close();
+  }
+}
+
+/**
+ * A failure whose cause is outside the code (a port, the data dir, a server, another process)
+ * becomes a StartFailure: one line with the fix, printed by the CLI without a stack. Anything else
+ * is a bug and keeps its stack.
+ */
+function explain(error: unknown, config: Config): unknown {
+  const line = explainStartFailure(error, config);
+  return line ? new StartFailure(line, { cause: error }) : error;
+}
+
+async function explained<T>(config: Config, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw explain(error, config);
   }
 }

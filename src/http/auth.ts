@@ -48,7 +48,7 @@ export function registerAdminAuth(app: App, adminToken: string): void {
       .update(token ?? '')
       .digest();
     if (!token || !timingSafeEqual(given, expected)) {
-      throw new AppError('UNAUTHORIZED', 'Invalid or missing admin token');
+      throw new AppError('ADMIN_UNAUTHORIZED');
     }
   });
 }

@@ -75,6 +75,14 @@ const RULES: Record<ErrorCode, ErrorRule> = {
     message: 'Invalid or missing API key',
     fixed: true,
   },
+  // The admin interface's token is not an API key: its refusal says which credential was wrong.
+  ADMIN_UNAUTHORIZED: {
+    status: 401,
+    error: 'Unauthorized',
+    withCode: false,
+    message: 'Invalid or missing admin token',
+    fixed: true,
+  },
   FORBIDDEN: { status: 403, error: 'Forbidden', withCode: false, message: 'Access denied', fixed: true },
   // The spec's 403 body with a code: the number is on the user's suppression list (issue 15).
   NUMBER_SUPPRESSED: { status: 403, error: 'Forbidden', withCode: true },

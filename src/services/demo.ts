@@ -92,3 +92,26 @@ function writeNew(dir: string, name: string | null, ownName: string, content: st
   fs.writeFileSync(file, content, { flag: 'wx', mode: 0o600 });
   return file;
 }
+
+/**
+ * The demo of an earlier start, for the banner of a later one: from the data dir's files, and only
+ * while its key still opens this database (a key of another database, or revoked, is not shown).
+ */
+export async function existingDemo(
+  dataDir: string,
+  keys: Pick<KeyService, 'authenticate'>,
+): Promise<{ agentId: string; apiKey: string; keyFile: string } | null> {
+  const keyFile = path.join(dataDir, KEY_FILE);
+  let info: { userId?: unknown; agentId?: unknown };
+  let apiKey: string;
+  try {
+    info = JSON.parse(fs.readFileSync(path.join(dataDir, INFO_FILE), 'utf8')) as typeof info;
+    apiKey = fs.readFileSync(keyFile, 'utf8').trim();
+  } catch {
+    return null;
+  }
+  if (typeof info.agentId !== 'string' || apiKey === '') return null;
+  const auth = await keys.authenticate(apiKey).catch(() => null);
+  if (!auth || auth.userId !== info.userId) return null;
+  return { agentId: info.agentId, apiKey, keyFile };
+}

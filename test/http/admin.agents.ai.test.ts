@@ -219,6 +219,7 @@ describe('admin agents: AI settings in basicDetails', () => {
       payload: body,
     });
     expect(withKey.statusCode).toBe(401);
+    expect(withKey.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing admin token' });
     const without = await t.request({ method: 'POST', url: '/admin/v1/agents', payload: body });
     expect(without.statusCode).toBe(401);
     expect((await agentsOf()).length).toBe(before);

@@ -105,7 +105,7 @@ describe('admin users list', () => {
         headers: authorization ? { authorization } : {},
       });
       expect(res.statusCode, String(authorization)).toBe(401);
-      expect(res.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing API key' });
+      expect(res.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing admin token' });
     }
   });
 

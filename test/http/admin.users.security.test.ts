@@ -44,7 +44,7 @@ describe('admin interface: security', () => {
           ...(payload ? { payload } : {}),
         });
         expect(res.statusCode, `${method} ${url} with ${authorization}`).toBe(401);
-        expect(res.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing API key' });
+        expect(res.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing admin token' });
       }
     }
     const user = (await t.admin('GET', `/admin/v1/users/${account.userId}`)).json();

@@ -115,7 +115,9 @@ describe('metrics', () => {
 
   it('refuses a scrape without the admin token, or with an API key', async () => {
     expect((await t.request({ method: 'GET', url: '/metrics' })).statusCode).toBe(401);
-    expect((await t.request({ method: 'GET', url: '/metrics', key: alice.key })).statusCode).toBe(401);
+    const byKey = await t.request({ method: 'GET', url: '/metrics', key: alice.key });
+    expect(byKey.statusCode).toBe(401);
+    expect(byKey.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing admin token' });
   });
 
   it('lets an allow-listed address scrape without the token', async () => {

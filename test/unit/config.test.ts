@@ -29,6 +29,16 @@ describe('loadConfig', () => {
     });
   });
 
+  it('logs JSON unless stdout is a terminal, and LOG_FORMAT says otherwise either way', () => {
+    expect(loadConfig({}, false)).toMatchObject({ logFormat: 'json', logLevel: 'info' });
+    expect(loadConfig({}, true)).toMatchObject({ logFormat: 'pretty', logLevel: 'info' });
+    expect(loadConfig({ LOG_FORMAT: 'json' }, true).logFormat).toBe('json');
+    expect(loadConfig({ LOG_FORMAT: 'pretty', LOG_LEVEL: 'warn' }, false)).toMatchObject({
+      logFormat: 'pretty',
+      logLevel: 'warn',
+    });
+  });
+
   it('reads every documented variable', () => {
     const config = loadConfig({
       PORT: '8080',
@@ -103,6 +113,8 @@ describe('loadConfig', () => {
     [{ OUTDIAL_ENCRYPTION_KEY: 'short' }, 'OUTDIAL_ENCRYPTION_KEY'],
     [{ OUTDIAL_PREVIOUS_ENCRYPTION_KEYS: `${'k'.repeat(32)},short` }, 'OUTDIAL_PREVIOUS_ENCRYPTION_KEYS'],
     [{ OUTDIAL_RECORDING_URL_TTL_HOURS: '0' }, 'OUTDIAL_RECORDING_URL_TTL_HOURS'],
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL'],
+    [{ LOG_FORMAT: 'text' }, 'LOG_FORMAT'],
   ])('stops on %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);

@@ -8,6 +8,10 @@ describe('error bodies', () => {
       status: 401,
       body: { error: 'Unauthorized', message: 'Invalid or missing API key' },
     });
+    expect(errorBody(new AppError('ADMIN_UNAUTHORIZED', 'anything'))).toEqual({
+      status: 401,
+      body: { error: 'Unauthorized', message: 'Invalid or missing admin token' },
+    });
     expect(errorBody(new AppError('FORBIDDEN'))).toEqual({
       status: 403,
       body: { error: 'Forbidden', message: 'Access denied' },

@@ -8,6 +8,7 @@ import type { EndedReason, ToolCallRecord, TurnMetrics } from '../../domain/agen
 import type { BatchContactState, BatchStatus, CallingWindow, ConsentRecord } from '../../domain/batch.js';
 import type { CallChannel, CallStatus, TranscriptEntry } from '../../domain/call.js';
 import type { DialState } from '../../ports.js';
+import { DataDirLockedError } from '../../start-errors.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { BUNDLED_IMAGE_DIR, checkImage, clearUnpacked, unpackImage } from './pglite-image.js';
 
@@ -476,9 +477,7 @@ function lockDataDir(dir: string): () => void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number(fs.readFileSync(lockPath, 'utf8'));
       if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-        throw new Error(
-          `The embedded database in ${dir} is in use by process ${holder}. Stop it, or set DATABASE_URL to share a PostgreSQL server between processes.`,
-        );
+        throw new DataDirLockedError(dir, holder);
       }
       fs.rmSync(lockPath, { force: true });
     }

@@ -15,6 +15,8 @@ export interface RedisLiveCacheOptions {
  */
 export class RedisLiveCache implements LiveCache {
   readonly redis: Redis;
+  /** The connection's latest error (refused, wrong password), or null. */
+  lastError: Error | null = null;
   private readonly ttl: number;
 
   constructor(options: RedisLiveCacheOptions) {
@@ -28,8 +30,11 @@ export class RedisLiveCache implements LiveCache {
       // in one write: far fewer system calls at a thousand calls a second.
       enableAutoPipelining: true,
     });
-    // Connection errors surface on the commands that fail; without a listener ioredis would crash the process.
-    this.redis.on('error', () => {});
+    // Connection errors surface on the commands that fail; without a listener ioredis would crash
+    // the process. The last one says why a start could not reach Redis.
+    this.redis.on('error', (error: Error) => {
+      this.lastError = error;
+    });
     this.ttl = options.ttlSeconds ?? LIVE_TTL_SECONDS;
   }
 

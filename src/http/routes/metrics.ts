@@ -21,7 +21,7 @@ export function registerMetrics(
     const byToken = token !== undefined && timingSafeEqual(given, expected);
     const address = request.ip.replace(/^::ffff:/, '');
     if (!byToken && !allowed.has(address)) {
-      throw new AppError('UNAUTHORIZED');
+      throw new AppError('ADMIN_UNAUTHORIZED');
     }
     await options.sampleGauges();
     return reply

@@ -48,6 +48,13 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return out;
 }
 
+/** The same responses for an /admin/v1 endpoint, whose 401 is about the admin token. */
+export function adminErrorResponses(...statuses: number[]): Record<number, TSchema> {
+  const out = errorResponses(...statuses);
+  if (out[401]) out[401] = Type.Ref(ErrorBody, { description: 'Invalid or missing admin token' });
+  return out;
+}
+
 /**
  * The response headers of a paged list, as paging.ts's linkNextPage sends them: both only when
  * there is a next page, so a client stops at the first page without them.

@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { App, AppServices } from '../../app.js';
 import {
   AgentSchema,
+  adminErrorResponses,
   BasicDetailsInputSchema,
-  errorResponses,
   Id,
   MetricConfigSchema,
   Nullable,
@@ -42,7 +42,7 @@ export function registerAdminAgents(app: App, services: Pick<AppServices, 'agent
           },
           { additionalProperties: false },
         ),
-        response: { 201: AdminAgent, ...errorResponses(400, 401, 404, 500) },
+        response: { 201: AdminAgent, ...adminErrorResponses(400, 401, 404, 500) },
       },
     },
     async (request, reply) => {
@@ -61,7 +61,7 @@ export function registerAdminAgents(app: App, services: Pick<AppServices, 'agent
         description: 'Change an agent (deactivate with isActive: false).',
         params: Type.Object({ agentId: Id('The agent') }),
         body: Type.Partial(Type.Object(AgentFields), { additionalProperties: false, minProperties: 1 }),
-        response: { 200: AdminAgent, ...errorResponses(400, 401, 404, 500) },
+        response: { 200: AdminAgent, ...adminErrorResponses(400, 401, 404, 500) },
       },
     },
     async (request) => services.agents.update(request.params.agentId, request.body),
@@ -76,7 +76,7 @@ export function registerAdminAgents(app: App, services: Pick<AppServices, 'agent
         summary: 'Read an agent (admin)',
         description: 'One agent of any user, with its AI settings and its owner.',
         params: Type.Object({ agentId: Id('The agent') }),
-        response: { 200: AdminAgent, ...errorResponses(400, 401, 404, 500) },
+        response: { 200: AdminAgent, ...adminErrorResponses(400, 401, 404, 500) },
       },
     },
     async (request) => services.agents.get(request.params.agentId),
@@ -91,7 +91,10 @@ export function registerAdminAgents(app: App, services: Pick<AppServices, 'agent
         summary: 'List agents',
         description: "A user's agents, newest first.",
         querystring: Type.Object({ userId: Id('Owner') }, { additionalProperties: false }),
-        response: { 200: Type.Object({ agents: Type.Array(AdminAgent) }), ...errorResponses(400, 401, 500) },
+        response: {
+          200: Type.Object({ agents: Type.Array(AdminAgent) }),
+          ...adminErrorResponses(400, 401, 500),
+        },
       },
     },
     async (request) => ({ agents: await services.agents.list(request.query.userId) }),

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App, AppServices } from '../../app.js';
-import { errorResponses, Id, Nullable } from '../../schemas/common.js';
+import { adminErrorResponses, Id, Nullable } from '../../schemas/common.js';
 
 const KeyView = Type.Object({
   id: Type.String(),
@@ -38,7 +38,7 @@ export function registerAdminKeys(app: App, services: Pick<AppServices, 'keys'>)
             name: Type.String(),
             expiresAt: Nullable(Type.String()),
           }),
-          ...errorResponses(400, 401, 404, 500),
+          ...adminErrorResponses(400, 401, 404, 500),
         },
       },
     },
@@ -66,7 +66,7 @@ export function registerAdminKeys(app: App, services: Pick<AppServices, 'keys'>)
         summary: 'List API keys',
         description: "A user's API keys, newest first (never the secret).",
         querystring: Type.Object({ userId: Id('Owner') }, { additionalProperties: false }),
-        response: { 200: Type.Object({ keys: Type.Array(KeyView) }), ...errorResponses(400, 401, 500) },
+        response: { 200: Type.Object({ keys: Type.Array(KeyView) }), ...adminErrorResponses(400, 401, 500) },
       },
     },
     async (request) => ({ keys: await services.keys.list(request.query.userId) }),
@@ -81,7 +81,7 @@ export function registerAdminKeys(app: App, services: Pick<AppServices, 'keys'>)
         summary: 'Revoke an API key',
         description: 'Revoke an API key: refused at once here, and within 60 s by every other process.',
         params: Type.Object({ keyId: Id('The key') }),
-        response: { 200: KeyView, ...errorResponses(401, 404, 500) },
+        response: { 200: KeyView, ...adminErrorResponses(401, 404, 500) },
       },
     },
     async (request) => services.keys.revoke(request.params.keyId),

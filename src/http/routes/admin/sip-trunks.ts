@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App, AppServices } from '../../app.js';
-import { DateTime, errorResponses, Id, Nullable } from '../../schemas/common.js';
+import { adminErrorResponses, DateTime, Id, Nullable } from '../../schemas/common.js';
 
 const admin = { tags: ['admin'], security: [{ adminToken: [] }] };
 
@@ -58,7 +58,7 @@ export function registerAdminSipTrunks(app: App, services: Pick<AppServices, 'si
           },
           { additionalProperties: false },
         ),
-        response: { 201: Trunk, ...errorResponses(400, 401, 404, 500) },
+        response: { 201: Trunk, ...adminErrorResponses(400, 401, 404, 500) },
       },
     },
     async (request, reply) => {
@@ -75,7 +75,10 @@ export function registerAdminSipTrunks(app: App, services: Pick<AppServices, 'si
         summary: 'List SIP trunks',
         description: "A user's SIP trunks, newest first.",
         querystring: Type.Object({ userId: Id('Owner') }, { additionalProperties: false }),
-        response: { 200: Type.Object({ sipTrunks: Type.Array(Trunk) }), ...errorResponses(400, 401, 500) },
+        response: {
+          200: Type.Object({ sipTrunks: Type.Array(Trunk) }),
+          ...adminErrorResponses(400, 401, 500),
+        },
       },
     },
     async (request) => ({ sipTrunks: await services.sipTrunks.list(request.query.userId) }),
@@ -89,7 +92,7 @@ export function registerAdminSipTrunks(app: App, services: Pick<AppServices, 'si
         summary: 'Read a SIP trunk',
         description: 'One SIP trunk, its password never shown (hasPassword says whether it has one).',
         params: Type.Object({ trunkId: Id('The trunk') }),
-        response: { 200: Trunk, ...errorResponses(401, 404, 500) },
+        response: { 200: Trunk, ...adminErrorResponses(401, 404, 500) },
       },
     },
     async (request) => services.sipTrunks.get(request.params.trunkId),
@@ -104,7 +107,7 @@ export function registerAdminSipTrunks(app: App, services: Pick<AppServices, 'si
         description: 'Change a SIP trunk (null clears username, password or a cap).',
         params: Type.Object({ trunkId: Id('The trunk') }),
         body: Type.Partial(Type.Object(Fields), { additionalProperties: false, minProperties: 1 }),
-        response: { 200: Trunk, ...errorResponses(400, 401, 404, 500) },
+        response: { 200: Trunk, ...adminErrorResponses(400, 401, 404, 500) },
       },
     },
     async (request) => services.sipTrunks.update(request.params.trunkId, request.body),
@@ -118,7 +121,7 @@ export function registerAdminSipTrunks(app: App, services: Pick<AppServices, 'si
         summary: 'Delete a SIP trunk',
         description: 'Delete a SIP trunk no agent uses (409 otherwise).',
         params: Type.Object({ trunkId: Id('The trunk') }),
-        response: { 204: Type.Null(), ...errorResponses(401, 404, 409, 500) },
+        response: { 204: Type.Null(), ...adminErrorResponses(401, 404, 409, 500) },
       },
     },
     async (request, reply) => {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { App, AppServices } from '../../app.js';
 import { linkNextPage } from '../../paging.js';
-import { errorResponses, Id, Nullable, PagingHeaders } from '../../schemas/common.js';
+import { adminErrorResponses, Id, Nullable, PagingHeaders } from '../../schemas/common.js';
 
 const User = Type.Object({
   id: Type.String(),
@@ -48,7 +48,7 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
           },
           { additionalProperties: false },
         ),
-        response: { 201: User, ...errorResponses(400, 401, 500) },
+        response: { 201: User, ...adminErrorResponses(400, 401, 500) },
       },
     },
     async (request, reply) => reply.status(201).send(await services.users.create(request.body)),
@@ -78,7 +78,7 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
         ),
         response: {
           200: Type.Object({ users: Type.Array(User) }, { headers: PagingHeaders }),
-          ...errorResponses(400, 401, 500),
+          ...adminErrorResponses(400, 401, 500),
         },
       },
     },
@@ -102,7 +102,7 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
         summary: 'Read a user',
         description: 'A user with their minutes and concurrent-call limit.',
         params: UserParams,
-        response: { 200: User, ...errorResponses(401, 404) },
+        response: { 200: User, ...adminErrorResponses(401, 404) },
       },
     },
     async (request) => services.users.get(request.params.userId),
@@ -125,7 +125,7 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
           },
           { additionalProperties: false, minProperties: 1 },
         ),
-        response: { 200: User, ...errorResponses(400, 401, 404, 500) },
+        response: { 200: User, ...adminErrorResponses(400, 401, 404, 500) },
       },
     },
     async (request) => services.users.update(request.params.userId, request.body),
@@ -146,7 +146,7 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
         ),
         response: {
           200: Type.Object({ availableMinutes: Type.Integer() }),
-          ...errorResponses(400, 401, 404, 500),
+          ...adminErrorResponses(400, 401, 404, 500),
         },
       },
     },
@@ -162,7 +162,7 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
         summary: 'Read the webhook secret',
         description: "The user's webhook signing secret (`whsec_...`), which signs every delivery to them.",
         params: UserParams,
-        response: { 200: WebhookSecret, ...errorResponses(401, 404, 500) },
+        response: { 200: WebhookSecret, ...adminErrorResponses(401, 404, 500) },
       },
     },
     async (request) => services.users.webhookSecret(request.params.userId),
@@ -177,7 +177,7 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
         summary: 'Rotate the webhook secret',
         description: 'Rotate the webhook signing secret (the old one keeps signing for 24 hours).',
         params: UserParams,
-        response: { 200: WebhookSecret, ...errorResponses(401, 404, 500) },
+        response: { 200: WebhookSecret, ...adminErrorResponses(401, 404, 500) },
       },
     },
     async (request) => services.users.rotateWebhookSecret(request.params.userId),
