@@ -435,5 +435,16 @@ try {
     process.stderr.write(`outdial: ${error.message}\n`);
     process.exit(1);
   }
-  throw error;
+  // Anything else is a bug of ours: one line still, and the stack for whoever asks for it.
+  let verbose = false;
+  try {
+    verbose = ['debug', 'trace'].includes(loadConfig().logLevel);
+  } catch {}
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(
+    verbose && error instanceof Error && error.stack
+      ? `${error.stack}\n`
+      : `outdial: unexpected error: ${message} (LOG_LEVEL=debug prints where; please report it)\n`,
+  );
+  process.exit(1);
 }
