@@ -10,6 +10,9 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll waits for what it polls; its 1 s default was a bound a loaded machine can pass
+    // before the awaited event comes. 10 s only bounds a failure (docs/reliability.md).
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     // Vitest would use cores - 1 = one worker here; these tests mostly wait on timers, sockets,
     // child processes and calls that take real time (AI calls against sipp), so five files at a

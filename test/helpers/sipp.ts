@@ -52,9 +52,24 @@ export async function startSipp(
     { stdio: 'ignore', ...(options.cwd ? { cwd: options.cwd } : {}) },
   );
   const done = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  // sipp needs a moment to open its socket.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // sipp opens its socket a moment after it starts (over a second on a loaded machine): wait for
+  // the socket itself, or for sipp's exit (its code then tells the test what went wrong).
+  const deadline = Date.now() + 30_000;
+  while (!udpBound(port) && child.exitCode === null && child.signalCode === null) {
+    if (Date.now() > deadline)
+      throw new Error(`sipp (${scenario}) did not open UDP port ${port} within 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   return { port, done, child };
+}
+
+/** True when a UDP socket of this machine is bound to `port` (Linux: /proc/net/udp and udp6). */
+export function udpBound(port: number): boolean {
+  const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  return ['/proc/net/udp', '/proc/net/udp6'].some((table) => {
+    const lines = fs.existsSync(table) ? fs.readFileSync(table, 'utf8').split('\n').slice(1) : [];
+    return lines.some((line) => line.trim().split(/\s+/)[1]?.endsWith(suffix) === true);
+  });
 }
 
 /** From sipp's message log: how many calls it saw, the most up at once, and INVITEs in any second. */

@@ -119,19 +119,26 @@ describe(`dashboard in a browser (${STORE})`, () => {
 
     // No reload: the page's own polling moves it to completed. Until then the time left never
     // reads 0 (or nothing) while calls are up, including once every contact has been dialed.
-    const samples: Array<{ status: string; rows: number; processed: string; eta: string }> = [];
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      const sample = (await page.evaluate(`({
+    // Every state the page shows is recorded as it is drawn (a MutationObserver in the page), not
+    // sampled: a short-lived state is seen however slowly the test runs beside it.
+    await page.evaluate(`(() => {
+      const take = () => window.outdialSamples.push({
         status: document.querySelector('[data-field="status"]').textContent,
         rows: document.querySelectorAll('#calls tr').length,
         processed: document.querySelector('[data-field="processed"]').textContent,
         eta: document.querySelector('[data-field="eta"]').textContent,
-      })`)) as { status: string; rows: number; processed: string; eta: string };
-      samples.push(sample);
-      if (sample.status === 'completed') break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+      });
+      window.outdialSamples = [];
+      take();
+      new MutationObserver(take).observe(document.body, { subtree: true, childList: true, characterData: true });
+    })()`);
+    await statusShown('completed').waitFor({ timeout: 60_000 });
+    const samples = (await page.evaluate('window.outdialSamples')) as Array<{
+      status: string;
+      rows: number;
+      processed: string;
+      eta: string;
+    }>;
     expect(samples.at(-1)?.status).toBe('completed');
     const running = samples.filter((x) => x.status === 'processing' && x.rows > 0);
     expect(running.some((x) => x.rows === 13 && x.processed !== '13')).toBe(true);

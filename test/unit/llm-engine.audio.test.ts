@@ -143,7 +143,7 @@ describe('the LLM engine on an audio call', () => {
     const outcome = await call({ firstMessage: 'Hi, this is Ana from Acme.' }, { bargeIns });
     await talking;
 
-    await vi.waitFor(() => expect(chat.aborted).toBe(1));
+    await vi.waitFor(() => expect(chat.aborted).toBe(1), { timeout: 10_000 });
     expect(bargeIns).toHaveLength(1);
     const [stop] = bargeIns;
     expect(stop?.stopMs).toBeGreaterThan(0);

@@ -326,7 +326,7 @@ describe('the LLM engine on a text call', () => {
     const outcome = await call(farEnd, { firstMessage: 'Hi, this is Ana.' });
     expect(outcome.endedReason).toBe('error');
     expect(farEnd.agentLines.at(-1)).toMatch(/sorry/i);
-    await vi.waitFor(() => expect(chat.aborted).toBe(1));
+    await vi.waitFor(() => expect(chat.aborted).toBe(1), { timeout: 10_000 });
   });
 
   it('an HTTP tool: a signed POST to its url, and its JSON answer goes to the model', async () => {

@@ -222,7 +222,9 @@ describe('the realtime engine on an audio call', () => {
     const [cancel] = server.received('response.cancel');
     expect(cancel?.response_id).toBe('resp_1');
     expect(farEnd.playbackStops).toHaveLength(1);
-    await vi.waitFor(() => expect(server.received('conversation.item.truncate')).toHaveLength(1));
+    await vi.waitFor(() => expect(server.received('conversation.item.truncate')).toHaveLength(1), {
+      timeout: 10_000,
+    });
     const [truncate] = server.received('conversation.item.truncate');
     // audio_end_ms is what went out on the line: the agent's frames before the callee's line ended
     // (the reply was its only audio until then; nothing went out between the stop and that end).

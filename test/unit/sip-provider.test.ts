@@ -144,7 +144,8 @@ describe('SIP provider dial records', () => {
     const { sip, ended } = provider(await freePort(), 1);
     await sip.dial(request('call_first'));
     await sip.dial(request('call_waiting'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect.poll(async () => (await shared.records.find('call_first'))?.state).toBe('sent');
+    expect((await recordOf('call_waiting')).state).toBe('waiting');
     await sip.close();
     expect(ended.map((event) => event.callId)).toEqual(['call_first']);
     const record = await recordOf('call_waiting');

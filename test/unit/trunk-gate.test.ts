@@ -75,7 +75,8 @@ describe('a SIP trunk gate', () => {
     const next = gate.acquire().then(() => {
       second = true;
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(gate.waiting).toBe(1);
+    await Promise.resolve();
     expect(second).toBe(false);
     gate.setLimits({ maxCallsPerSecond: null, maxConcurrentCalls: 2 });
     await next;

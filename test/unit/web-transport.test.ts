@@ -17,7 +17,11 @@ import { WebCallTransport } from '../../src/adapters/voice/web-transport.js';
 let server: WebSocketServer;
 let client: WebSocket;
 let transport: WebCallTransport;
+/** The server's end of the socket, for a marker sent after the transport's frames. */
+let serverEnd: WebSocket;
 const received: Array<{ at: number; bytes: number }> = [];
+/** Text messages the client received, in order with `received`: how many frames came before each. */
+const texts: Array<{ text: string; framesBefore: number }> = [];
 let closed: Promise<{ code: number; reason: string }>;
 
 beforeEach(async () => {
@@ -26,14 +30,17 @@ beforeEach(async () => {
   const accepted = new Promise<WebSocket>((resolve) => server.once('connection', resolve));
   client = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`);
   received.length = 0;
+  texts.length = 0;
   client.on('message', (data, isBinary) => {
     if (isBinary) received.push({ at: performance.now(), bytes: (data as Buffer).length });
+    else texts.push({ text: (data as Buffer).toString('utf8'), framesBefore: received.length });
   });
   closed = new Promise((resolve) =>
     client.on('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') })),
   );
   await new Promise<void>((resolve) => client.once('open', () => resolve()));
-  transport = new WebCallTransport({ socket: await accepted });
+  serverEnd = await accepted;
+  transport = new WebCallTransport({ socket: serverEnd });
 });
 
 afterEach(async () => {
@@ -49,6 +56,29 @@ const aborted = (signal: AbortSignal) =>
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
 
+/**
+ * The frames the browser had received when a marker sent now on the same socket reaches it: every
+ * frame the transport sent before now, and none it sends after (one socket keeps the order).
+ */
+async function framesDelivered(): Promise<number> {
+  const marker = `marker-${texts.length}`;
+  serverEnd.send(marker);
+  await expect.poll(() => texts.some((entry) => entry.text === marker)).toBe(true);
+  return texts.find((entry) => entry.text === marker)?.framesBefore ?? -1;
+}
+
+/** Resolves once the transport's clock has ticked `count` more times (it hands a frame in each tick). */
+function ticks(count: number): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const off = transport.onAudio(() => {
+      if (++seen < count) return;
+      off();
+      resolve();
+    });
+  });
+}
+
 const ramp = (samples: number) => Int16Array.from({ length: samples }, (_, i) => (i % 1000) - 500);
 
 describe('WebCallTransport', () => {
@@ -60,19 +90,19 @@ describe('WebCallTransport', () => {
     const sent = ramp(480); // 60 ms, sent as 100 + 380 samples
     client.send(Buffer.from(sent.slice(0, 100).buffer));
     client.send(Buffer.from(sent.slice(100).buffer));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await expect.poll(() => frames.length).toBe(3);
     expect(frames.map((frame) => frame.length)).toEqual([160, 160, 160]);
     expect(Array.from(frames.flatMap((frame) => Array.from(frame)))).toEqual(Array.from(sent));
   });
 
   it('fills the gaps with silence: the session hears a frame every 20 ms while the browser says nothing', async () => {
-    let count = 0;
+    const frames: Int16Array[] = [];
     transport.onAudio((frame) => {
-      expect(frame.length).toBe(160);
-      count++;
+      frames.push(frame.slice());
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(count).toBeGreaterThanOrEqual(10);
+    // The frames keep coming (a loaded machine's late timer only delays them).
+    await expect.poll(() => frames.length).toBeGreaterThanOrEqual(10);
+    for (const frame of frames) expect(frame).toEqual(new Int16Array(160));
   });
 
   it("sends the agent's speech in 320-byte frames paced at 20 ms, and reports its first packet", async () => {
@@ -83,25 +113,25 @@ describe('WebCallTransport', () => {
     });
     expect(result).toEqual({ playedMs: 400, interrupted: false });
     expect(first).toBeGreaterThan(0);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await framesDelivered()).toBe(20);
     expect(received.map((message) => message.bytes)).toEqual(Array(20).fill(320));
-    // 20 frames of 20 ms take about 400 ms to go out, not a burst.
+    // 20 frames of 20 ms take at least about 400 ms to go out (more on a loaded machine), not a burst.
     expect((received.at(-1)?.at ?? 0) - started).toBeGreaterThan(300);
   });
 
   it('drops the queued speech on stopPlayback: the play resolves interrupted with what went out', async () => {
     const playing = transport.play(ramp(8000 * 2));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await ticks(5);
     transport.stopPlayback();
     const result = await playing;
     expect(result.interrupted).toBe(true);
     expect(result.playedMs).toBeGreaterThan(0);
     expect(result.playedMs).toBeLessThan(2000);
     // What the browser gets is exactly what went out before the stop (frames still on the socket
-    // at the stop arrive after it), and nothing more follows.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(received.length).toBe(result.playedMs / 20);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // at the stop arrive after it), and nothing more follows in the ticks after it.
+    expect(await framesDelivered()).toBe(result.playedMs / 20);
+    await ticks(10);
+    expect(await framesDelivered()).toBe(result.playedMs / 20);
     expect(received.length).toBe(result.playedMs / 20);
   });
 
