@@ -667,6 +667,9 @@ export async function startModelServers(
       OUTDIAL_TTS_URL: tts.url,
       OUTDIAL_TTS_MODEL: 'test-tts',
       OUTDIAL_TTS_API_KEY: 'sk-test-tts',
+      // pocketsphinx behind the STT server took 10.6 s beside two CPU hogs, past the default 10 s:
+      // the limit here only bounds a failure, never decides a test's outcome.
+      OUTDIAL_MODEL_TIMEOUT_MS: '60000',
     },
     close: async () => {
       await Promise.all([chat.close(), stt.close(), tts.close()]);
