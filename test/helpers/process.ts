@@ -18,13 +18,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** The environment a child gets: the test's store, and nothing from the parent's outdial settings. */
 /**
  * The sealing key every test process shares: processes with separate data dirs are separate hosts
  * of one deployment, which must share OUTDIAL_ENCRYPTION_KEY (a host without it refuses to start).
  */
 export const TEST_ENCRYPTION_KEY = 'test-encryption-key-0123456789-0123456789-abcdef';
 
+/** The environment a child gets: the test's store, and nothing from the parent's outdial settings. */
 export function childEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,

@@ -289,10 +289,10 @@ describe('bad input: the reported cases', () => {
       });
     });
 
-    it("/metrics answers 401 with every other 401's message", async () => {
+    it("/metrics answers 401 with the admin routes' message (it takes the admin token)", async () => {
       const res = await t.request({ method: 'GET', url: '/metrics', remoteAddress: '203.0.113.9' });
       expect(res.statusCode).toBe(401);
-      expect(res.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing API key' });
+      expect(res.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing admin token' });
       const admin = await t.request({ method: 'GET', url: '/admin/v1/users/usr_x' });
       expect(admin.json()).toEqual(res.json());
     });
