@@ -12,13 +12,8 @@ import { type AgentCallFields, agentCallFields, dialVariables } from '../domain/
 import { dialAllowance, MINUTES_RESERVED_PER_CALL, type UserCallLoad } from '../domain/allowance.js';
 import { metricSchemaFor, toMetricConfig } from '../domain/analysis.js';
 import type { ConsentRecord } from '../domain/batch.js';
-import {
-  type CallChannel,
-  type CallStatus,
-  isSuccess,
-  minutesToCharge,
-  type TranscriptEntry,
-} from '../domain/call.js';
+import { minutesToCharge } from '../domain/billing.js';
+import { type CallChannel, type CallStatus, isSuccess, type TranscriptEntry } from '../domain/call.js';
 import { consentError, normalizeConsent } from '../domain/consent.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
