@@ -1,3 +1,4 @@
+import { billedSeconds } from '../../domain/billing.js';
 import type { CallEndedEvent, DialRecord } from '../../ports.js';
 
 /**
@@ -14,7 +15,7 @@ export function cutOffAfterAnswer(
   const heartbeat = lastHeartbeat(record);
   const answeredAt = record.answeredAt;
   const endedAt = new Date(Math.max(heartbeat.getTime(), answeredAt.getTime()));
-  const duration = Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1);
+  const duration = billedSeconds(answeredAt, endedAt);
   return {
     callId,
     status: 'FAILED',

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { billedSecondsOf } from '../../domain/billing.js';
 import type { TranscriptEntry } from '../../domain/call.js';
 import type {
   CallEndedEvent,
@@ -445,7 +446,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     const endedAt = this.clock.now();
     // A text conversation takes seconds; the call lasts what its words take spoken (see docs/decisions.md).
     const elapsed = (performance.now() - started) / 1000;
-    const duration = Math.max(Math.ceil(Math.max(elapsed, spokenSeconds(result.transcription))), 1);
+    const duration = billedSecondsOf(Math.max(elapsed, spokenSeconds(result.transcription)));
     const cut = stopped && result.endedReason === 'callee-hung-up';
     await this.settle({
       callId: request.callId,
@@ -491,7 +492,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
           ended: (dialedAt) => ({
             callId: request.callId,
             status: 'VOICEMAIL',
-            duration: Math.max(Math.ceil(machineMs / 1000), 1),
+            duration: billedSecondsOf(machineMs / 1000),
             answeredAt: at(dialedAt, ringMs),
             endedAt: at(dialedAt, ringMs + machineMs),
             error: null,
@@ -505,7 +506,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
           ended: (dialedAt) => ({
             callId: request.callId,
             status: 'COMPLETED',
-            duration: Math.max(Math.ceil(talkMs / 1000), 1),
+            duration: billedSecondsOf(talkMs / 1000),
             answeredAt: at(dialedAt, ringMs),
             endedAt: at(dialedAt, ringMs + talkMs),
             error: null,

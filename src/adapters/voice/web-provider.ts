@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { billedSeconds } from '../../domain/billing.js';
 import type {
   CallEndedEvent,
   DialRecord,
@@ -137,7 +138,7 @@ export class WebCallProvider implements VoiceProvider {
         callId,
         answeredAt,
         endedAt,
-        duration: Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1),
+        duration: billedSeconds(answeredAt, endedAt),
         ...outcome,
       };
     } catch (error) {
@@ -149,7 +150,7 @@ export class WebCallProvider implements VoiceProvider {
         status: 'FAILED',
         answeredAt,
         endedAt,
-        duration: Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1),
+        duration: billedSeconds(answeredAt, endedAt),
         error: `The call failed after it was answered: ${(error as Error).message}`,
         transcription: [],
         endedReason: 'error',

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import type { Logger } from 'pino';
+import { billedSeconds } from '../../../domain/billing.js';
 import type { FinalCallStatus } from '../../../domain/call.js';
 import type {
   CallEndedEvent,
@@ -539,7 +540,7 @@ export class SipVoiceProvider implements VoiceProvider {
         kind: 'final',
         event: {
           ...ended,
-          duration: Math.max(Math.ceil((endedAt.getTime() - answeredAt.getTime()) / 1000), 1),
+          duration: billedSeconds(answeredAt, endedAt),
           endedAt,
         },
       };
