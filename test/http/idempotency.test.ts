@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../../src/adapters/postgres/database.js';
-import type { DialRequest } from '../../src/ports.js';
 import { requestHash } from '../../src/services/idempotency.js';
 import { type Account, startTestApp, type TestApp, TestClock } from '../helpers/app.js';
+import { refusingDialsTo } from '../helpers/refusing-provider.js';
 
 const REFUSED = '+14155550199';
 
@@ -17,19 +17,7 @@ describe('Idempotency-Key on POST /api/v1/call/dial and POST /api/v1/batch', () 
     t = await startTestApp({
       overrides: { clock },
       // A trunk that refuses one number: the provider fails after the call was recorded.
-      wrapProvider: (simulator) =>
-        new Proxy(simulator, {
-          get(target, prop) {
-            if (prop === 'dial') {
-              return async (request: DialRequest) => {
-                if (request.to === REFUSED) throw new Error('trunk down');
-                return target.dial(request);
-              };
-            }
-            const value: unknown = Reflect.get(target, prop, target);
-            return typeof value === 'function' ? value.bind(target) : value;
-          },
-        }),
+      wrapProvider: refusingDialsTo(REFUSED),
     });
     alice = await t.createAccount({ minutes: 500 });
     bob = await t.createAccount({ minutes: 500 });
@@ -165,6 +153,24 @@ describe('Idempotency-Key on POST /api/v1/call/dial and POST /api/v1/batch', () 
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.json()).toEqual(refused.json());
     expect(await countRows('calls', alice.userId)).toBe(before + 1);
+    // The refused call is kept as the user reads it: FAILED at once, never answered, nothing charged.
+    const { callId } = refused.json().details as { callId: string };
+    const call = await t.request({
+      method: 'GET',
+      url: `/api/v1/status/call?callId=${callId}`,
+      key: alice.key,
+    });
+    expect(call.json()).toMatchObject({
+      status: 'FAILED',
+      error: 'The voice provider could not place the call',
+      duration: 0,
+    });
+    const row = await t.runtime.deps.db
+      .selectFrom('calls')
+      .select(['answered_at', 'minutes_charged'])
+      .where('id', '=', callId)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ answered_at: null, minutes_charged: 0 });
   });
 
   it('takes over a key whose request died mid-way once its lock has run out, and dials once', async () => {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Account, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
 import { maxInWindow, maxOverlap } from '../helpers/rate.js';
 import { Receiver } from '../helpers/receiver.js';
+import { refusingDialsTo } from '../helpers/refusing-provider.js';
 
 interface RecentCall {
   id: string;
@@ -162,6 +163,44 @@ describe(`dispatcher on ${STORE}`, () => {
     const done = await until(t, account, batchId, ['completed']);
     for (const call of done.recentCalls as RecentCall[])
       expect(Date.parse(call.createdAt)).toBeGreaterThanOrEqual(start.toMillis());
+  });
+
+  it('records a batch dial the provider refuses as FAILED, never answered and free, and retries it like any FAILED call', async () => {
+    const refused = '+14155550199';
+    t = await startTestApp({
+      workers: true,
+      overrides: { dispatchTickMs: 20 },
+      // A trunk that refuses one number: the provider throws after the dispatcher recorded the call.
+      wrapProvider: refusingDialsTo(refused),
+    });
+    const account = await t.createAccount({ minutes: 10 });
+    const batchId = await submit(t, account, {
+      contacts: [
+        { phoneNumber: refused, name: 'Refused' },
+        { phoneNumber: '+14155550002', name: 'Never answers' },
+      ],
+      options: {
+        maxCallsPerSecond: 30,
+        retryStrategy: { maxAttempts: 2, noAnswerDelay: 100, busyDelay: 100 },
+      },
+    });
+    await until(t, account, batchId, ['completed']);
+    const rows = await t.runtime.deps.db
+      .selectFrom('calls')
+      .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
+      .select(['calls.status', 'calls.error', 'calls.duration', 'calls.answered_at', 'calls.minutes_charged'])
+      .where('calls.user_id', '=', account.userId)
+      .where('contacts.phone_number', '=', refused)
+      .execute();
+    const failedDial = {
+      status: 'FAILED',
+      error: 'The voice provider could not place the call',
+      duration: 0,
+      answered_at: null,
+      minutes_charged: 0,
+    };
+    expect(rows).toEqual([failedDial, failedDial]);
+    expect((await t.admin('GET', `/admin/v1/users/${account.userId}`)).json().availableMinutes).toBe(10);
   });
 
   it('fails the batch with INSUFFICIENT_CREDITS when the minutes run out, and dials no one else', async () => {
