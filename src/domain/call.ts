@@ -22,6 +22,36 @@ export function isFinal(status: CallStatus): status is FinalCallStatus {
   return status !== 'ONGOING';
 }
 
+/** Why a call the voice provider refused to place failed: its `error`, and the dial's 502 message. */
+export const DIAL_REFUSED_MESSAGE = 'The voice provider could not place the call';
+
+/** The end of a call the voice provider refused to place (a `CallEndedEvent` of the ports). */
+export interface FailedDialEnd {
+  callId: string;
+  status: 'FAILED';
+  duration: 0;
+  answeredAt: null;
+  endedAt: Date;
+  error: string;
+  transcription: TranscriptEntry[];
+}
+
+/**
+ * The end recorded when the provider refuses a dial: FAILED at once, never answered, nothing
+ * charged. A single dial (CallService.dial) and a batch dial (the dispatcher) record it alike.
+ */
+export function failedDialEnd(callId: string, endedAt: Date): FailedDialEnd {
+  return {
+    callId,
+    status: 'FAILED',
+    duration: 0,
+    answeredAt: null,
+    endedAt,
+    error: DIAL_REFUSED_MESSAGE,
+    transcription: [],
+  };
+}
+
 /** A call counts as succeeded in statistics only when a person answered and the talk ended normally. */
 export function isSuccess(status: CallStatus): boolean {
   return status === 'COMPLETED';

@@ -13,7 +13,14 @@ import { dialAllowance, MINUTES_RESERVED_PER_CALL, type UserCallLoad } from '../
 import { metricSchemaFor, toMetricConfig } from '../domain/analysis.js';
 import type { ConsentRecord } from '../domain/batch.js';
 import { minutesToCharge } from '../domain/billing.js';
-import { type CallChannel, type CallStatus, isSuccess, type TranscriptEntry } from '../domain/call.js';
+import {
+  type CallChannel,
+  type CallStatus,
+  DIAL_REFUSED_MESSAGE,
+  failedDialEnd,
+  isSuccess,
+  type TranscriptEntry,
+} from '../domain/call.js';
 import { consentError, normalizeConsent } from '../domain/consent.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -246,16 +253,8 @@ export class CallService {
       this.deps.metrics.callsDialed.inc({ kind: 'single' });
     } catch (error) {
       this.deps.logger.error({ err: error, callId }, 'provider refused the dial');
-      await this.finish({
-        callId,
-        status: 'FAILED',
-        duration: 0,
-        answeredAt: null,
-        endedAt: this.deps.clock.now(),
-        error: 'The voice provider could not place the call',
-        transcription: [],
-      });
-      throw new AppError('PROVIDER_ERROR', 'The voice provider could not place the call', { callId });
+      await this.finish(failedDialEnd(callId, this.deps.clock.now()));
+      throw new AppError('PROVIDER_ERROR', DIAL_REFUSED_MESSAGE, { callId });
     }
     return dialResult(callId, contact.id);
   }

@@ -5,6 +5,7 @@ import { dialVariables } from '../../domain/agent-call.js';
 import { dialAllowance, outOfMinutes } from '../../domain/allowance.js';
 import type { BatchStatus } from '../../domain/batch.js';
 import { ACTIVE_BATCH_STATUSES, isActiveBatch } from '../../domain/batch-lifecycle.js';
+import { failedDialEnd } from '../../domain/call.js';
 import { nextCallableAt, windowFromRow } from '../../domain/calling-window.js';
 import { newId } from '../../domain/ids.js';
 import type { Admission, DialRequest, Pace, RateLimiter } from '../../ports.js';
@@ -532,15 +533,7 @@ export class Dispatcher {
       deps.logger.error({ err: error, callId: request.callId }, 'provider refused a batch dial');
       this.inFlight.delete(request.callId);
       await calls
-        .finish({
-          callId: request.callId,
-          status: 'FAILED',
-          duration: 0,
-          answeredAt: null,
-          endedAt: deps.clock.now(),
-          error: 'The voice provider could not place the call',
-          transcription: [],
-        })
+        .finish(failedDialEnd(request.callId, deps.clock.now()))
         .catch((finishError: unknown) =>
           deps.logger.error({ err: finishError }, 'could not record a failed dial'),
         );
