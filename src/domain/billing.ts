@@ -1,7 +1,9 @@
 /**
  * The one billing rule of a call, kept here so that every transport (SIP, web, simulator) and the
  * settling of cut-off calls bill alike (issue 23): connected time in started seconds, at least 1
- * once the far end answered, then charged in started minutes.
+ * once the far end answered, then charged in started minutes. This module owns the rule: every
+ * place that bills a call's seconds or charges its minutes calls it (docs/decisions.md, "Calls:
+ * first slice of issue 23").
  */
 
 import { assertNever, type FinalCallStatus } from './call.js';
