@@ -36,7 +36,13 @@ describe(`live call control: hangup, transfer, say and the event stream (${STORE
       },
     });
     t = await startTestApp({
-      env: { OUTDIAL_LLM_URL: chat.url, OUTDIAL_LLM_MODEL: 'test-model', OUTDIAL_SIM_RING_MS: '30' },
+      env: {
+        OUTDIAL_LLM_URL: chat.url,
+        OUTDIAL_LLM_MODEL: 'test-model',
+        OUTDIAL_SIM_RING_MS: '30',
+        // The limit bounds a failure only: a busy machine must not turn a slow answer into 'error'.
+        OUTDIAL_MODEL_TIMEOUT_MS: '60000',
+      },
       overrides: { liveHeartbeatMs: 300 },
     });
     account = await t.createAccount();

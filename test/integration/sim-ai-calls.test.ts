@@ -68,7 +68,13 @@ describe(`simulated AI calls through the API (${STORE})`, () => {
       },
     });
     t = await startTestApp({
-      env: { OUTDIAL_LLM_URL: chat.url, OUTDIAL_LLM_MODEL: 'test-model', OUTDIAL_SIM_RING_MS: '30' },
+      env: {
+        OUTDIAL_LLM_URL: chat.url,
+        OUTDIAL_LLM_MODEL: 'test-model',
+        OUTDIAL_SIM_RING_MS: '30',
+        // The limit bounds a failure only: a busy machine must not turn a slow answer into 'error'.
+        OUTDIAL_MODEL_TIMEOUT_MS: '60000',
+      },
     });
     account = await t.createAccount();
   });
