@@ -15,4 +15,6 @@ fi
 # prepare prints what it does on stderr and the variables for the tests on fd 3.
 exports="$(bash scripts/test-env.sh prepare 3>&1 1>&2)"
 eval "$exports"
-exec npm test
+# npm hands .npmrc's onnxruntime-node-install to its children as npm_config_onnxruntime_node_install,
+# and npm 11 then warns about it once more; the suite has no use for it.
+exec env -u npm_config_onnxruntime_node_install npm test
