@@ -96,7 +96,7 @@ export async function runMigrate(): Promise<void> {
 /**
  * A failure whose cause is outside the code (a port, the data dir, a server, another process)
  * becomes a StartFailure: one line with the fix, printed by the CLI without a stack. Anything else
- * is a bug and keeps its stack.
+ * is a bug: the CLI prints it in one line too, with its stack at LOG_LEVEL=debug (cli/index.ts).
  */
 function explain(error: unknown, config: Config): unknown {
   const line = explainStartFailure(error, config);

@@ -20,7 +20,7 @@ interface SystemError {
 
 /**
  * The line for a failure whose cause is outside the code (a port, a folder, a server, another
- * process), or null for anything else, which is a bug and keeps its stack.
+ * process), or null for anything else, which is a bug (the CLI prints it as an unexpected error).
  */
 export function explainStartFailure(error: unknown, where: Where): string | null {
   if (error instanceof DataDirLockedError) {
