@@ -9,7 +9,19 @@ export class AdminClient {
   constructor(
     private readonly baseUrl: string,
     private readonly token: string,
-  ) {}
+  ) {
+    // Every command that talks to a running outdial comes through here: a mistyped address is the
+    // user's to fix, said in one line, not an unexpected error.
+    let url: URL | undefined;
+    try {
+      url = new URL(baseUrl);
+    } catch {}
+    if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
+      throw new AdminClientError(
+        `"${baseUrl}" is not the address of an outdial (--url or OUTDIAL_URL): give one such as http://127.0.0.1:3000`,
+      );
+    }
+  }
 
   get(path: string) {
     return this.send('GET', path);

@@ -6,7 +6,7 @@ import { AdminClient, AdminClientError } from './admin-client.js';
 import { type AiFlags, applyAiFlags, withAiFlags } from './agents.js';
 import { registerCampaignCommands } from './campaigns.js';
 import { printResult } from './output.js';
-import { StartFailure } from './start-failure.js';
+import { StartFailure, unexpectedErrorText } from './start-failure.js';
 
 /**
  * The server's modules (the database, the HTTP app, the workers, the voice stack) load only for the
@@ -436,15 +436,10 @@ try {
     process.exit(1);
   }
   // Anything else is a bug of ours: one line still, and the stack for whoever asks for it.
-  let verbose = false;
+  let logLevel: string | undefined;
   try {
-    verbose = ['debug', 'trace'].includes(loadConfig().logLevel);
+    logLevel = loadConfig().logLevel;
   } catch {}
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(
-    verbose && error instanceof Error && error.stack
-      ? `${error.stack}\n`
-      : `outdial: unexpected error: ${message} (LOG_LEVEL=debug prints where; please report it)\n`,
-  );
+  process.stderr.write(unexpectedErrorText(error, logLevel));
   process.exit(1);
 }

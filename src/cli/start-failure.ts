@@ -93,3 +93,15 @@ function unreachable(error: UnreachableError): string {
   }
   return `PostgreSQL at ${where} is not answering (${code || message}): start it, or fix DATABASE_URL`;
 }
+
+/**
+ * What the CLI prints for an error it did not expect (a bug of ours): one line, or the stack when
+ * LOG_LEVEL is debug or trace, for whoever reports it.
+ */
+export function unexpectedErrorText(error: unknown, logLevel: string | undefined): string {
+  if ((logLevel === 'debug' || logLevel === 'trace') && error instanceof Error && error.stack) {
+    return `${error.stack}\n`;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return `outdial: unexpected error: ${message} (LOG_LEVEL=debug prints where; please report it)\n`;
+}

@@ -291,6 +291,13 @@ describe(`outdial serve and the CLI, from a first start (${STORE})`, () => {
     const away = await runCli(['--url', `http://127.0.0.1:${port}`, 'users', 'create', '--name', 'X'], env);
     expect(away.code).toBe(1);
     expect(away.stderr).toContain('cannot reach outdial');
+    for (const url of ['http://[bad', 'ftp://127.0.0.1:3000']) {
+      const mistyped = await runCli(['--url', url, 'users', 'list'], env);
+      expect(mistyped.code).toBe(1);
+      expect(mistyped.stderr).toBe(
+        `outdial: "${url}" is not the address of an outdial (--url or OUTDIAL_URL): give one such as http://127.0.0.1:3000\n`,
+      );
+    }
   }, 60_000);
 
   it('does not seed again or print a new admin token on a second start', async () => {

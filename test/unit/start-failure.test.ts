@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { explainStartFailure } from '../../src/cli/start-failure.js';
+import { explainStartFailure, unexpectedErrorText } from '../../src/cli/start-failure.js';
 import { DataDirLockedError, UnreachableError } from '../../src/start-errors.js';
 
 const where = { port: 3000, host: '0.0.0.0', dataDir: '/srv/outdial' };
@@ -73,5 +73,22 @@ describe('a start failure as one line with the fix', () => {
       /^The embedded database in \/srv\/outdial\/pgdata is in use by process 4242 \(another outdial\): /,
     );
     expect(explainStartFailure(new TypeError('x is undefined'), where)).toBeNull();
+  });
+
+  it('prints an unexpected error in one line, and its stack only at LOG_LEVEL debug or trace', () => {
+    const bug = new TypeError("Cannot read properties of undefined (reading 'id')");
+    const line =
+      "outdial: unexpected error: Cannot read properties of undefined (reading 'id') (LOG_LEVEL=debug prints where; please report it)\n";
+    expect(unexpectedErrorText(bug, 'info')).toBe(line);
+    expect(unexpectedErrorText(bug, undefined)).toBe(line);
+    expect(unexpectedErrorText('thrown text', 'warn')).toBe(
+      'outdial: unexpected error: thrown text (LOG_LEVEL=debug prints where; please report it)\n',
+    );
+    for (const level of ['debug', 'trace']) {
+      const text = unexpectedErrorText(bug, level);
+      expect(text.startsWith("TypeError: Cannot read properties of undefined (reading 'id')\n    at ")).toBe(
+        true,
+      );
+    }
   });
 });
