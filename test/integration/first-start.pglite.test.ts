@@ -1,8 +1,7 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/adapters/postgres/database.js';
 import { loadMigrations, migrate, versionRange } from '../../src/adapters/postgres/migrate.js';
 import {
@@ -15,6 +14,7 @@ import {
   unpackImage,
 } from '../../src/adapters/postgres/pglite-image.js';
 import { childEnv, freePort, startCli } from '../helpers/process.js';
+import { tempDirs } from '../helpers/temp-dirs.js';
 
 /**
  * The embedded database's first start: made from the bundled image, not by initdb, saying what it
@@ -22,15 +22,7 @@ import { childEnv, freePort, startCli } from '../helpers/process.js';
  * cannot be opened. (PGlite only: *.pglite.test.ts files are left out of the postgres project.)
  */
 describe('first start of the embedded database', () => {
-  const dirs: string[] = [];
-  const tempDir = () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-first-'));
-    dirs.push(dir);
-    return dir;
-  };
-  afterAll(() => {
-    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const tempDir = tempDirs('outdial-first-');
   const allMigrations = versionRange(loadMigrations().map((m) => m.version));
 
   it('the bundled image was made by the installed PGlite (else run npm run build:pgimage)', () => {

@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DATABASE_TEST_URL, STORE } from '../helpers/app.js';
 import { childEnv, freePort, ROOT, runCli, startCli } from '../helpers/process.js';
+import { tempDirs } from '../helpers/temp-dirs.js';
 
 /**
  * What `outdial serve` prints: its logs in both formats, the banner in a terminal, and each start
@@ -13,15 +14,7 @@ import { childEnv, freePort, ROOT, runCli, startCli } from '../helpers/process.j
  * store, so each case runs under one of the two projects.
  */
 describe(`what a start prints (${STORE})`, () => {
-  const dirs: string[] = [];
-  const tempDir = () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-output-'));
-    dirs.push(dir);
-    return dir;
-  };
-  afterAll(() => {
-    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const tempDir = tempDirs('outdial-output-');
 
   /** `outdial serve` on a fresh data dir and a free port of 127.0.0.1. */
   async function serve(extra: Record<string, string>) {

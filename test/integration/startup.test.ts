@@ -1,22 +1,12 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../src/adapters/postgres/migrate.js';
 import { createTestStorage, DATABASE_TEST_URL, STORE } from '../helpers/app.js';
 import { childEnv, freePort, runCli, startCli } from '../helpers/process.js';
+import { tempDirs } from '../helpers/temp-dirs.js';
 
 describe(`process start and stop (${STORE})`, () => {
-  const dirs: string[] = [];
-  const tempDir = () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-start-'));
-    dirs.push(dir);
-    return dir;
-  };
-  afterAll(() => {
-    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const tempDir = tempDirs('outdial-start-');
 
   it.each([
     [{ PORT: 'abc' }, 'PORT'],

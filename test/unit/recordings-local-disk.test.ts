@@ -1,20 +1,12 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LocalDiskRecordings } from '../../src/adapters/recordings/local-disk.js';
+import { tempDirs } from '../helpers/temp-dirs.js';
 
 /** The default recording store: files in a folder of the data dir, kept by rename, pruned by age. */
 describe('recordings on local disk', () => {
-  const dirs: string[] = [];
-  const tempDir = () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-recordings-'));
-    dirs.push(dir);
-    return dir;
-  };
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const tempDir = tempDirs('outdial-recordings-', 'each');
 
   it('keeps a finished recording written at its scratch path, and serves it back', async () => {
     const dir = path.join(tempDir(), 'sip', 'recordings');
