@@ -41,8 +41,11 @@ import { AnalysisService } from './services/analysis.js';
 import { BatchReads } from './services/batch-reads.js';
 import { BatchService } from './services/batches.js';
 import { queueCallProgress } from './services/call-events.js';
-import { CallReads } from './services/call-reads.js';
-import { CallService } from './services/calls.js';
+import { CallIntake } from './services/calls/intake.js';
+import { CallLifecycle } from './services/calls/lifecycle.js';
+import { LiveView } from './services/calls/live-view.js';
+import { CallReads } from './services/calls/reads.js';
+import { CallRecordings } from './services/calls/recordings.js';
 import { DashboardReads } from './services/dashboard.js';
 import type { Deps } from './services/deps.js';
 import { BatchExport } from './services/export.js';
@@ -52,6 +55,7 @@ import { BatchIngester } from './services/ingest.js';
 import { KeyService } from './services/keys.js';
 import { LiveControlService } from './services/live-control.js';
 import { BatchPreflight } from './services/preflight.js';
+import { RecordingLinks } from './services/recording-links.js';
 import { resealAtStart, Sealer } from './services/sealing.js';
 import { loadSecrets } from './services/secrets.js';
 import { SipTrunkService } from './services/sip-trunks.js';
@@ -64,7 +68,7 @@ import { HttpToolCaller } from './voice/http-tools.js';
 import { type LookupFn, webhookDispatcher } from './webhooks/address-guard.js';
 import { Dispatcher } from './workers/dispatcher/index.js';
 import { PollLoop } from './workers/loop.js';
-import { createReconciler } from './workers/reconciler.js';
+import { createReconciler, Reconciler } from './workers/reconciler.js';
 import { WebhookSender } from './workers/webhook-sender.js';
 
 export const VERSION: string = (
@@ -114,8 +118,9 @@ export interface Runtime {
     keys: KeyService;
     users: UserService;
     agents: AgentService;
-    calls: CallService;
+    calls: CallIntake;
     callReads: CallReads;
+    recordings: CallRecordings;
     health: HealthService;
     batches: BatchService;
     batchReads: BatchReads;
@@ -136,6 +141,8 @@ export interface Runtime {
   ingester: BatchIngester;
   webhookSender: WebhookSender;
   dispatcher: Dispatcher;
+  /** Settles the calls of gone owners (the reconciler worker's passes). */
+  reconciler: Reconciler;
   /** The simulator this runtime built (null when the caller gave its own provider). */
   simulator: SimulatedVoiceProvider | null;
   adminToken: string;
@@ -222,7 +229,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     // Trunks are read through their service, and call starts go to the live view through the
     // call service: both need the dependencies built below.
     let trunks: SipTrunkService | null = null;
-    let callService: CallService | null = null;
+    let liveView: LiveView | null = null;
     // Webhooks and agents' HTTP tools go out through one client whose connect step refuses
     // forbidden addresses; tools are signed with the call's user's webhook secret (read through the
     // webhook service, built below).
@@ -320,7 +327,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       live: liveChannel,
       logger,
       onSent: (callId, at) => {
-        callService
+        liveView
           ?.started(callId, at)
           .catch((error: unknown) => logger.warn({ err: error, callId }, 'could not show a call start'));
       },
@@ -359,20 +366,26 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       metrics,
     };
     trunks = new SipTrunkService(deps);
-    const calls = new CallService(deps);
-    callService = calls;
+    const links = new RecordingLinks(deps);
+    const live = new LiveView(deps, links);
+    liveView = live;
+    const lifecycle = new CallLifecycle(deps, live, links);
+    const calls = new CallIntake(deps, lifecycle, live);
+    const callReads = new CallReads(deps, live, links);
+    const reconciler = new Reconciler(deps, lifecycle, live);
     const batches = new BatchService(deps);
     const ingester = new BatchIngester(deps, batches);
     batches.onAccepted((batchId, contacts) => ingester.start(batchId, contacts));
     const dispatcher = new Dispatcher({
       deps,
-      calls,
+      lifecycle,
+      live,
       batches,
       limiter,
       maxConcurrentCalls: config.maxConcurrentCalls,
     });
-    const live = new LiveControlService({
-      calls,
+    const liveControl = new LiveControlService({
+      calls: callReads,
       channel: liveChannel,
       logger,
       ...(overrides.liveCommandTimeoutMs ? { commandTimeoutMs: overrides.liveCommandTimeoutMs } : {}),
@@ -380,20 +393,21 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     });
     provider.onCallEnded(async (event) => {
       try {
-        await calls.finish(event);
+        await lifecycle.finish(event);
         // After the write: a follower of the call reads its final state.
-        await live.callEnded(event);
+        await liveControl.callEnded(event);
       } finally {
         dispatcher.released(event.callId);
       }
     });
-    const batchReads = new BatchReads(deps, calls);
+    const batchReads = new BatchReads(deps, callReads);
     const services = {
       keys: new KeyService(deps),
       users: new UserService(deps),
       agents: new AgentService(deps),
       calls,
-      callReads: new CallReads(deps),
+      callReads,
+      recordings: new CallRecordings(deps, links),
       health: new HealthService({ database, cache, cacheKind, version: VERSION }),
       batches,
       batchReads,
@@ -401,11 +415,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       batchExport: new BatchExport(deps),
       sipTrunks: trunks,
       webhooks: new WebhookService(deps),
-      analysis: new AnalysisService(deps, overrides.analyzer ?? buildAnalyzer(config, logger, opened), calls),
+      analysis: new AnalysisService(deps, overrides.analyzer ?? buildAnalyzer(config, logger, opened), links),
       suppressions: new SuppressionService(deps),
       preflight: new BatchPreflight(deps, batches),
       idempotency: new IdempotencyService(deps),
-      live,
+      live: liveControl,
       webCalls,
     };
     webhookService = services.webhooks;
@@ -438,7 +452,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       version: VERSION,
     });
     const workers: PollLoop[] = [
-      createReconciler(calls, logger, overrides.reconcileIdleMs),
+      createReconciler(reconciler, logger, overrides.reconcileIdleMs),
       new PollLoop({
         name: 'dispatcher',
         idleMs: overrides.dispatchTickMs ?? 200,
@@ -468,6 +482,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       ingester,
       webhookSender,
       dispatcher,
+      reconciler,
       simulator,
       liveChannel,
       cacheKind,
@@ -482,7 +497,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
           database.kind === 'pglite'
             ? Promise.all([
                 ingester.recover({ limit: 1000, ignoreLease: true }),
-                calls.reconcileStale({ all: true, limit: 100_000 }),
+                reconciler.reconcileStale({ all: true, limit: 100_000 }),
               ])
             : Promise.resolve();
         void orphans

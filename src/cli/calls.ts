@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { CallListItem } from '../services/call-reads.js';
+import type { CallListItem } from '../services/calls/reads.js';
 import type { AdminClient } from './admin-client.js';
 import { formatTable, printResult } from './output.js';
 

@@ -38,7 +38,7 @@ export interface FailedDialEnd {
 
 /**
  * The end recorded when the provider refuses a dial: FAILED at once, never answered, nothing
- * charged. The one builder of this event (issue 23): a single dial (CallService.dial) and a batch
+ * charged. The one builder of this event (issue 23): a single dial (CallIntake.dial) and a batch
  * dial (the dispatcher) record it alike, and nothing else writes it out.
  */
 export function failedDialEnd(callId: string, endedAt: Date): FailedDialEnd {

@@ -12,8 +12,9 @@ import {
 import type { CallStatus, TranscriptEntry } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import { singleCallUrl } from '../domain/webhooks.js';
-import type { CallService } from './calls.js';
+import { completedPayload } from './calls/reads.js';
 import type { Deps } from './deps.js';
+import type { RecordingLinks } from './recording-links.js';
 import { recordOptOut } from './suppressions.js';
 import { queueWebhook } from './webhooks.js';
 
@@ -72,7 +73,7 @@ export class AnalysisService {
   constructor(
     private readonly deps: Deps,
     private readonly analyzer: Analyzer,
-    private readonly calls: CallService,
+    private readonly links: RecordingLinks,
   ) {}
 
   /** One worker pass: claims due calls, analyses them a few at a time. Returns how many it took. */
@@ -182,7 +183,7 @@ export class AnalysisService {
         await queueWebhook(trx, {
           userId: row.user_id,
           url,
-          payload: await this.calls.completedPayload(trx, row.id),
+          payload: await completedPayload(trx, this.links, row.id),
           batchId: row.batch_id,
           callId: row.id,
           now,

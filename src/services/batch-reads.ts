@@ -4,7 +4,7 @@ import { isFinalBatch } from '../domain/batch-lifecycle.js';
 import type { CallStatus } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import type { LiveCallStatus } from '../ports.js';
-import type { CallService } from './calls.js';
+import type { CallReads } from './calls/reads.js';
 import type { Deps } from './deps.js';
 import { RecordingLinks } from './recording-links.js';
 
@@ -123,7 +123,7 @@ export class BatchReads {
 
   constructor(
     private readonly deps: Deps,
-    private readonly calls: Pick<CallService, 'liveCallsOfBatch'>,
+    private readonly calls: Pick<CallReads, 'liveCallsOfBatch'>,
   ) {
     this.links = new RecordingLinks(deps);
   }

@@ -3,10 +3,10 @@ import { transferTarget } from '../domain/agent-call.js';
 import { AppError, fieldError } from '../domain/errors.js';
 import type { LiveCallEvent, LiveCommand, LiveReply } from '../domain/live-call.js';
 import type { CallEndedEvent, LiveCallChannel } from '../ports.js';
-import type { CallService, PersistentCallStatus } from './calls.js';
+import type { CallReads, PersistentCallStatus } from './calls/reads.js';
 
 export interface LiveControlOptions {
-  calls: Pick<CallService, 'persistentStatus'>;
+  calls: Pick<CallReads, 'persistentStatus'>;
   channel: LiveCallChannel;
   logger: Logger;
   /** How long hangup, say and a stream's catch-up wait for the host (default 5 s). */

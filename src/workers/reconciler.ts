@@ -1,15 +1,198 @@
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { CallService } from '../services/calls.js';
+import {
+  DIAL_RECORD_COLUMNS,
+  type DialRecordRow,
+  dialRecordFrom,
+} from '../adapters/postgres/dial-records.js';
+import { dialVariables } from '../domain/agent-call.js';
+import type { DialRecord, DialRequest } from '../ports.js';
+import { agentForDial } from '../services/calls/intake.js';
+import type { CallLifecycle } from '../services/calls/lifecycle.js';
+import type { LiveView } from '../services/calls/live-view.js';
+import type { Deps } from '../services/deps.js';
 import { PollLoop } from './loop.js';
 
+/**
+ * A call recorded before dial records existed (an upgrade with calls up) is left this long to its
+ * old process before it is taken for one that never went out.
+ */
+const UNRECORDED_GRACE_MS = 60_000;
+/**
+ * A call sent this long ago by this process (or reported ended by any) and still ONGOING is
+ * checked too: its end report may have been lost (the database was down when it came).
+ */
+const LOST_END_GRACE_MS = 60_000;
+/**
+ * A call of this process still waiting this long, which its provider does not hold (a dial that
+ * failed on a database error, say), is taken up again. A claimed call waits for its slot about a
+ * second; a call waiting for its trunk is held by the provider and left alone.
+ */
+const STUCK_WAITING_MS = 5 * 60_000;
+
+/** Settles the calls whose owner is gone (it died mid-call, or stopped and gave them back). */
+export class Reconciler {
+  constructor(
+    private readonly deps: Pick<Deps, 'db' | 'clock' | 'dials' | 'logger' | 'provider'>,
+    private readonly lifecycle: CallLifecycle,
+    private readonly live: LiveView,
+  ) {}
+
+  /**
+   * Settles calls still ONGOING whose owner is gone (its lease ran out: it died, or stopped and
+   * gave it back). A call whose owner is alive is never touched, however long it runs. From the
+   * call's dial record: one that never reached the network goes back to the queue with no
+   * attempt charged (a batch contact, as Dispatcher.close does) or is dialed again by this process
+   * under its same id (a single call); one that went out is settled by its provider (its reported
+   * end, a cut-off, or, for the simulator, a rebuilt outcome or a pickup). `all` takes every other
+   * owner for gone: at the start of the embedded service, whose database is this process's alone.
+   */
+  async reconcileStale(options: { limit?: number; all?: boolean } = {}): Promise<number> {
+    const owner = this.deps.dials.owner;
+    const all = options.all === true;
+    const unrecordedBefore = new Date(this.deps.clock.now().getTime() - (all ? 0 : UNRECORDED_GRACE_MS));
+    const lostBefore = new Date(this.deps.clock.now().getTime() - LOST_END_GRACE_MS);
+    const stuckBefore = new Date(this.deps.clock.now().getTime() - STUCK_WAITING_MS);
+    const rows = (
+      await sql<
+        DialRecordRow & {
+          id: string;
+          phone_number: string;
+          attempt: number;
+          created_at: Date;
+          user_id: string;
+          batch_id: string | null;
+          batch_seq: number | null;
+          provider: string;
+          agent_id: string;
+          agent_name: string;
+          basic_details: Record<string, unknown>;
+          sip_trunk_id: string | null;
+          contact_id: string;
+          contact_name: string;
+          contact_company: string | null;
+          contact_metadata: Record<string, unknown> | null;
+          variables: Record<string, string> | null;
+        }
+      >`
+        select c.id, c.phone_number, c.attempt, c.created_at, c.user_id, c.batch_id, c.batch_seq, c.provider,
+               c.variables, a.id as agent_id, a.name as agent_name, a.basic_details, a.sip_trunk_id,
+               ct.id as contact_id, ct.name as contact_name, ct.company as contact_company,
+               ct.metadata as contact_metadata, ${DIAL_RECORD_COLUMNS}
+        from calls c
+        join agents a on a.id = c.agent_id
+        join contacts ct on ct.id = c.contact_id
+        left join dials d on d.call_id = c.id
+        left join dial_owners o on o.id = d.owner
+        where c.status = 'ONGOING'
+          and (
+            (d.call_id is null and c.created_at < ${unrecordedBefore})
+            or (d.owner <> ${owner} and (${all} or o.id is null or o.lease_until < now()))
+            or (d.state in ('sent', 'ended') and (d.owner = ${owner} or d.state = 'ended')
+                and coalesce(d.sent_at, d.created_at) < ${lostBefore})
+            or (d.owner = ${owner} and d.state = 'waiting' and d.created_at < ${stuckBefore})
+          )
+        -- Calls of gone owners first: this process's own long calls (checked for a lost end, and
+        -- usually still up here) must never fill the page and hold a dead worker's calls back.
+        order by (d.owner = ${owner} and d.state = 'sent') nulls first, c.created_at
+        limit ${options.limit ?? 200}`.execute(this.deps.db)
+    ).rows;
+    let handled = 0;
+    for (const row of rows) {
+      const record = dialRecordFrom(row);
+      const request: DialRequest = {
+        callId: row.id,
+        to: row.phone_number,
+        attempt: row.attempt,
+        agent: agentForDial({
+          id: row.agent_id,
+          name: row.agent_name,
+          basic_details: row.basic_details,
+          sip_trunk_id: row.sip_trunk_id,
+        }),
+        contact: { id: row.contact_id, name: row.contact_name },
+        provider: row.provider,
+        variables: dialVariables(
+          { name: row.contact_name, phoneNumber: row.phone_number, company: row.contact_company },
+          row.contact_metadata,
+          row.variables,
+        ),
+      };
+      try {
+        if (await this.settleOrphan(row, request, record)) handled++;
+      } catch (error) {
+        // One call that cannot be settled now must not hold up the others behind it.
+        this.deps.logger.error({ err: error, callId: row.id }, 'could not settle a call whose owner is gone');
+      }
+    }
+    return handled;
+  }
+
+  /** One call of a gone owner: back to the queue, dialed again, or ended; true when it moved. */
+  private async settleOrphan(
+    call: {
+      id: string;
+      user_id: string;
+      phone_number: string;
+      contact_id: string;
+      batch_id: string | null;
+      batch_seq: number | null;
+      created_at: Date;
+    },
+    request: DialRequest,
+    record: DialRecord | null,
+  ): Promise<boolean> {
+    if (record?.state === 'sent' || record?.state === 'ended') {
+      // Up in this process, or picked up now: its end comes when it ends.
+      const state = await this.deps.provider.lookup(request, record);
+      return state.ended ? this.lifecycle.finish(state.ended) : false;
+    }
+    if (record && record.state !== 'waiting') return false; // returned: its row is on its way out
+    // This process's own: only when its provider does not hold it (not waiting for a trunk).
+    if (record?.owner === this.deps.dials.owner && (await this.deps.provider.lookup(request, record)).known)
+      return false;
+    if (call.batch_id !== null && call.batch_seq !== null) {
+      const returned = await this.lifecycle.returnToQueue(
+        { callId: call.id, batchId: call.batch_id, seq: call.batch_seq },
+        record?.owner ?? null,
+      );
+      if (returned)
+        this.deps.logger.warn({ callId: call.id }, 'a call that never went out went back to the queue');
+      return returned;
+    }
+    // A single call has no queue: this process dials it, under the same id, so at most once.
+    if (
+      record &&
+      record.owner !== this.deps.dials.owner &&
+      !(await this.deps.dials.adopt(call.id, record.owner))
+    )
+      return false;
+    this.deps.logger.warn({ callId: call.id }, 'a call that never went out is dialed now');
+    await this.live.putLive({
+      callId: call.id,
+      userId: call.user_id,
+      status: 'ONGOING',
+      startTime: call.created_at.toISOString(),
+      phoneNumber: call.phone_number,
+      contactId: call.contact_id,
+      batchId: null,
+      error: null,
+      duration: null,
+      recordingUrl: null,
+    });
+    await this.deps.provider.dial(request);
+    return true;
+  }
+}
+
 /** Finishes calls left ONGOING by a process that died mid-call, from what the provider reports. */
-export function createReconciler(calls: CallService, logger: Logger, idleMs = 5_000): PollLoop {
+export function createReconciler(reconciler: Reconciler, logger: Logger, idleMs = 5_000): PollLoop {
   return new PollLoop({
     name: 'reconciler',
     idleMs,
     logger,
     tick: async () => {
-      const finished = await calls.reconcileStale();
+      const finished = await reconciler.reconcileStale();
       if (finished > 0) logger.info({ finished }, 'reconciled calls left ongoing');
       return finished;
     },

@@ -313,7 +313,7 @@ describe('AI agent calls: variables, endedReason, turns and tool calls', () => {
     await sql`update dial_owners set lease_until = ${new Date(Date.now() - 5_000)} where id = ${owner.owner}`.execute(
       db,
     );
-    await t.runtime.services.calls.reconcileStale();
+    await t.runtime.reconciler.reconcileStale();
     const request = await eventually(async () => provider.request(callId), 5000);
     expect(request.variables).toEqual({
       name: 'Mary Jackson',

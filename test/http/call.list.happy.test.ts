@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallListItem } from '../../src/services/call-reads.js';
+import type { CallListItem } from '../../src/services/calls/reads.js';
 import { type Account, startTestApp, type TestApp } from '../helpers/app.js';
 import { callEnded, completedBatch, dialCall } from '../helpers/calls.js';
 

@@ -25,7 +25,7 @@ async function insertContact(db: Db, userId: string, phoneNumber: string): Promi
   return id;
 }
 
-/** An ONGOING call row, as CallService.dial (or, with a batch, the dispatcher's claim) writes it. */
+/** An ONGOING call row, as CallIntake.dial (or, with a batch, the dispatcher's claim) writes it. */
 async function insertOngoingCall(
   db: Db,
   call: {
@@ -104,7 +104,7 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
   }
 
   let numbers = 0;
-  /** An ONGOING single call, as CallService.dial records it, to a number that answers in the simulator. */
+  /** An ONGOING single call, as CallIntake.dial records it, to a number that answers in the simulator. */
   async function ongoingCall(provider: string, createdAt: Date): Promise<string> {
     numbers++;
     const phoneNumber = `+1415555${String(2000 + numbers).padStart(4, '0')}`;
@@ -120,19 +120,19 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     const tenMinutesAgo = new Date(Date.now() - 10 * 60_000);
     const callId = await ongoingCall('simulator', tenMinutesAgo);
     expect(await owner.send(callId, 'simulator', tenMinutesAgo)).toBe(true);
-    await t.runtime.services.calls.reconcileStale();
+    await t.runtime.reconciler.reconcileStale();
     expect((await callRow(callId))?.status).toBe('ONGOING');
     expect(t.provider.dials.map((dial) => dial.callId)).not.toContain(callId);
     // The owner dies: its call is rebuilt from the moment it went out, and ends.
     await dies(owner, new Date(Date.now() - 20_000));
-    await t.runtime.services.calls.reconcileStale();
+    await t.runtime.reconciler.reconcileStale();
     expect((await callRow(callId))?.status).not.toBe('ONGOING');
   });
 
   it('settles a call of this process whose end report was lost', async () => {
     const lost = await ongoingCall('simulator', new Date(Date.now() - 10 * 60_000));
     expect(await t.runtime.deps.dials.send(lost, 'simulator', new Date(Date.now() - 10 * 60_000))).toBe(true);
-    await t.runtime.services.calls.reconcileStale();
+    await t.runtime.reconciler.reconcileStale();
     expect((await callRow(lost))?.status).toBe('COMPLETED');
     expect(t.provider.dials.map((dial) => dial.callId)).not.toContain(lost);
   });
@@ -140,12 +140,12 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
   it('takes up a call of this process left waiting when its dial failed, once its provider does not hold it', async () => {
     const stuck = await ongoingCall('simulator', new Date(Date.now() - 10 * 60_000));
     expect(await t.runtime.deps.dials.hold(stuck, 'simulator')).toBe(true);
-    await t.runtime.services.calls.reconcileStale();
+    await t.runtime.reconciler.reconcileStale();
     expect((await callRow(stuck))?.status).toBe('ONGOING'); // recorded a moment ago: its slot may be near
     await sql`update dials set created_at = ${new Date(Date.now() - 10 * 60_000)} where call_id = ${stuck}`.execute(
       db(),
     );
-    await t.runtime.services.calls.reconcileStale();
+    await t.runtime.reconciler.reconcileStale();
     await eventually(async () => ((await callRow(stuck))?.status === 'COMPLETED' ? true : undefined), 5000);
     expect(t.provider.dials.filter((dial) => dial.callId === stuck)).toHaveLength(1);
   });
@@ -155,7 +155,7 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     const callId = await ongoingCall('simulator', new Date(Date.now() - 60_000));
     expect(await owner.hold(callId, 'simulator')).toBe(true);
     await dies(owner, new Date(Date.now() - 20_000));
-    await Promise.all([t.runtime.services.calls.reconcileStale(), t.runtime.services.calls.reconcileStale()]);
+    await Promise.all([t.runtime.reconciler.reconcileStale(), t.runtime.reconciler.reconcileStale()]);
     await eventually(async () => ((await callRow(callId))?.status === 'COMPLETED' ? true : undefined), 5000);
     expect(t.provider.dials.filter((dial) => dial.callId === callId)).toHaveLength(1);
     const record = await t.runtime.deps.dials.find(callId);
@@ -179,7 +179,7 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     await owner.answered(callId, answeredAt);
     // Its last heartbeat came 75 s after the answer; then it was killed.
     await dies(owner, new Date(answeredAt.getTime() + 75_000));
-    await t.runtime.services.calls.reconcileStale();
+    await t.runtime.reconciler.reconcileStale();
     const res = await t.request({
       method: 'GET',
       url: `/api/v1/call/check-status?callId=${callId}`,
@@ -214,8 +214,8 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     await sql`update dials set owner = ${owner.owner}, created_at = ${answeredAt}, sent_at = ${answeredAt},
       answered_at = ${answeredAt} where call_id = ${callId}`.execute(db());
     await dies(owner, new Date(answeredAt.getTime() + 40_000));
-    await calls.reconcileStale();
-    await calls.reconcileStale();
+    await t.runtime.reconciler.reconcileStale();
+    await t.runtime.reconciler.reconcileStale();
     const res = await t.request({
       method: 'GET',
       url: `/api/v1/call/check-status?callId=${callId}`,
@@ -286,7 +286,7 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     expect(await owner.hold(callId, 'simulator')).toBe(true);
     await dies(owner, new Date(Date.now() - 20_000));
 
-    await t.runtime.services.calls.reconcileStale();
+    await t.runtime.reconciler.reconcileStale();
     expect(await callRow(callId)).toBeUndefined();
     expect(await t.runtime.deps.dials.find(callId)).toMatchObject({ state: 'returned' });
     const queued = await db()
@@ -368,7 +368,7 @@ describe(`the sweep's page with many long calls of its own (${STORE})`, () => {
     );
 
     // A page of three: the dead worker's call comes before this process's own long calls.
-    await t.runtime.services.calls.reconcileStale({ limit: 3 });
+    await t.runtime.reconciler.reconcileStale({ limit: 3 });
     expect(t.provider.dials.filter((dial) => dial.callId === orphan)).toHaveLength(1);
     for (const callId of own) {
       const row = await db.selectFrom('calls').select('status').where('id', '=', callId).executeTakeFirst();

@@ -41,7 +41,7 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 /**
  * Calls from the dashboard's "Talk to this agent": the browser is already on the line when the
- * call row is written (CallService.openWebCall), so this provider places nothing. It holds each
+ * call row is written (CallIntake.openWebCall), so this provider places nothing. It holds each
  * call in the answered-call session over a WebCallTransport (AMD skipped: a person pressed the
  * button), forwards the call's live events (status, transcript turns, tool calls) to the page on
  * the same WebSocket, and reports the end through the one call-end path every provider uses

@@ -1,4 +1,4 @@
-import type { CallListItem } from '../../services/call-reads.js';
+import type { CallListItem } from '../../services/calls/reads.js';
 import { formatDate, formatDuration, type Html, html } from './html.js';
 
 /** Calls on one page of the single-calls list: a day of manual dialing at most, read at a glance. */

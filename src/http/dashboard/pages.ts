@@ -11,8 +11,9 @@ import { findInputProblem } from '../../domain/input.js';
 import type { AgentService } from '../../services/agents.js';
 import type { BatchReads } from '../../services/batch-reads.js';
 import type { BatchService } from '../../services/batches.js';
-import type { CallReads } from '../../services/call-reads.js';
-import type { CallService } from '../../services/calls.js';
+import type { CallIntake } from '../../services/calls/intake.js';
+import type { CallReads } from '../../services/calls/reads.js';
+import type { CallRecordings } from '../../services/calls/recordings.js';
 import type { DashboardReads } from '../../services/dashboard.js';
 import type { KeyService } from '../../services/keys.js';
 import type { LiveControlService } from '../../services/live-control.js';
@@ -27,7 +28,8 @@ import { registerTalkRoutes, talkSection } from './talk.js';
 export interface DashboardServices {
   keys: KeyService;
   users: UserService;
-  calls: CallService;
+  calls: CallIntake;
+  recordings: CallRecordings;
   callReads: CallReads;
   agents: AgentService;
   batches: BatchService;
@@ -375,7 +377,7 @@ export function registerDashboard(
       if (error instanceof AppError && error.code === 'NOT_FOUND') return notFound(reply, csrf);
       throw error;
     }
-    const recording = services.calls.recordingPath(call.id, call.status as never, call.duration);
+    const recording = services.recordings.recordingPath(call.id, call.status as never, call.duration);
     return page(
       reply,
       200,

@@ -3,7 +3,7 @@ import type { WebCallProvider } from '../../adapters/voice/web-provider.js';
 import { WEB_PROVIDER } from '../../adapters/voice/web-provider.js';
 import { AppError } from '../../domain/errors.js';
 import type { AgentService, AgentView } from '../../services/agents.js';
-import type { CallService } from '../../services/calls.js';
+import type { CallIntake } from '../../services/calls/intake.js';
 import type { App } from '../app.js';
 import { formatDate, type Html, html, layout } from './html.js';
 import type { DashboardSession } from './session.js';
@@ -30,7 +30,7 @@ const REFUSALS: Partial<Record<AppError['code'], number>> = {
 
 export interface TalkServices {
   agents: AgentService;
-  calls: CallService;
+  calls: CallIntake;
   webCalls: WebCallProvider;
 }
 
@@ -89,7 +89,7 @@ export function registerTalkRoutes(
         return;
       }
       const agentId = (request.params as { agentId: string }).agentId;
-      let opened: Awaited<ReturnType<CallService['openWebCall']>>;
+      let opened: Awaited<ReturnType<CallIntake['openWebCall']>>;
       try {
         opened = await services.calls.openWebCall(session.userId, agentId, WEB_PROVIDER);
       } catch (error) {

@@ -12,12 +12,15 @@ import type { Admission, DialRequest, Pace, RateLimiter } from '../../ports.js';
 import { claimContacts, deferContacts, suppressContacts } from '../../services/batch-lifecycle.js';
 import type { BatchService } from '../../services/batches.js';
 import { callLoad } from '../../services/call-load.js';
-import { agentForDial, type CallService } from '../../services/calls.js';
+import { agentForDial } from '../../services/calls/intake.js';
+import type { CallLifecycle } from '../../services/calls/lifecycle.js';
+import type { LiveView } from '../../services/calls/live-view.js';
 import type { Deps } from '../../services/deps.js';
 
 export interface DispatcherOptions {
   deps: Deps;
-  calls: CallService;
+  lifecycle: CallLifecycle;
+  live: LiveView;
   batches: BatchService;
   limiter: RateLimiter;
   /** Most calls this process keeps up at once (OUTDIAL_MAX_CONCURRENT_CALLS). */
@@ -231,7 +234,7 @@ export class Dispatcher {
     this.pending.clear();
     for (const [callId, entry] of unstarted) {
       this.inFlight.delete(callId);
-      await this.options.calls
+      await this.options.lifecycle
         .returnToQueue({ callId, batchId: entry.batchId, seq: entry.seq }, this.options.deps.dials.owner)
         .catch((error: unknown) =>
           this.options.deps.logger.warn(
@@ -267,7 +270,7 @@ export class Dispatcher {
       clearTimeout(entry.timer);
       this.pending.delete(callId);
       this.inFlight.delete(callId);
-      await this.options.calls
+      await this.options.lifecycle
         .returnToQueue({ callId, batchId: entry.batchId, seq: entry.seq }, this.options.deps.dials.owner)
         .catch((error: unknown) =>
           this.options.deps.logger.warn({ err: error, callId }, 'could not withdraw a claimed call'),
@@ -510,13 +513,13 @@ export class Dispatcher {
   }
 
   private async dial(batch: ActiveBatch, request: DialRequest, startAt: Date): Promise<void> {
-    const { deps, calls } = this.options;
+    const { deps, lifecycle, live } = this.options;
     try {
       // The provider is asked first, in this same tick, so the call starts when the pacer said;
       // the live entry is written right after, long before any end report can overwrite it.
       const dialing = deps.provider.dial(request);
       deps.metrics.callsDialed.inc({ kind: 'batch' });
-      const announced = calls.announce({
+      const announced = live.announce({
         callId: request.callId,
         userId: batch.user_id,
         status: 'ONGOING',
@@ -532,7 +535,7 @@ export class Dispatcher {
     } catch (error) {
       deps.logger.error({ err: error, callId: request.callId }, 'provider refused a batch dial');
       this.inFlight.delete(request.callId);
-      await calls
+      await lifecycle
         .finish(failedDialEnd(request.callId, deps.clock.now()))
         .catch((finishError: unknown) =>
           deps.logger.error({ err: finishError }, 'could not record a failed dial'),

@@ -40,7 +40,7 @@ const PersistentCallStatus = Type.Object({
   }),
 });
 
-export function registerCallCheckStatus(app: App, services: Pick<AppServices, 'calls'>): void {
+export function registerCallCheckStatus(app: App, services: Pick<AppServices, 'callReads'>): void {
   app.get(
     '/api/v1/call/check-status',
     {
@@ -57,7 +57,7 @@ export function registerCallCheckStatus(app: App, services: Pick<AppServices, 'c
       const auth = requireAuth(request);
       return {
         success: true,
-        data: await services.calls.persistentStatus(auth.userId, request.query.callId),
+        data: await services.callReads.persistentStatus(auth.userId, request.query.callId),
       };
     },
   );

@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CALL_EVENTS, type CallEvent, DEFAULT_CALL_EVENTS } from '../../../domain/webhooks.js';
-import type { DialResult } from '../../../services/calls.js';
+import type { DialResult } from '../../../services/calls/intake.js';
 import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import {

@@ -6,7 +6,7 @@ import { errorResponses, Id } from '../../schemas/common.js';
  * A finished call's audio. The `recordingUrl` we hand out carries a signed token so that a player
  * or a CRM can fetch it without the API key; the owner's API key works too.
  */
-export function registerCallRecording(app: App, services: Pick<AppServices, 'calls'>): void {
+export function registerCallRecording(app: App, services: Pick<AppServices, 'recordings'>): void {
   app.get(
     '/api/v1/calls/:callId/recording.wav',
     {
@@ -37,7 +37,7 @@ export function registerCallRecording(app: App, services: Pick<AppServices, 'cal
       },
     },
     async (request, reply) => {
-      const recording = await services.calls.recording(request.params.callId, {
+      const recording = await services.recordings.recording(request.params.callId, {
         ...(request.auth ? { userId: request.auth.userId } : {}),
         ...(request.query.token ? { token: request.query.token } : {}),
       });

@@ -3,7 +3,7 @@ import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { errorResponses, Id, LiveCallStatusSchema } from '../../schemas/common.js';
 
-export function registerStatusCall(app: App, services: Pick<AppServices, 'calls'>): void {
+export function registerStatusCall(app: App, services: Pick<AppServices, 'callReads'>): void {
   app.get(
     '/api/v1/status/call',
     {
@@ -22,7 +22,7 @@ export function registerStatusCall(app: App, services: Pick<AppServices, 'calls'
     },
     async (request) => {
       const auth = requireAuth(request);
-      return services.calls.liveStatus(auth.userId, request.query.callId);
+      return services.callReads.liveStatus(auth.userId, request.query.callId);
     },
   );
 }

@@ -1,0 +1,370 @@
+import { sql } from 'kysely';
+import { type Db, json } from '../../adapters/postgres/database.js';
+import { openAnsweredDial, openDials } from '../../adapters/postgres/dial-records.js';
+import { dialVariables } from '../../domain/agent-call.js';
+import { dialAllowance, MINUTES_RESERVED_PER_CALL, type UserCallLoad } from '../../domain/allowance.js';
+import type { ConsentRecord } from '../../domain/batch.js';
+import { DIAL_REFUSED_MESSAGE, failedDialEnd } from '../../domain/call.js';
+import { consentError, normalizeConsent } from '../../domain/consent.js';
+import { AppError } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import { E164_MESSAGE, normalizeE164 } from '../../domain/phone.js';
+import { type CallEvent, singleCallWantsProgress } from '../../domain/webhooks.js';
+import type { DialRequest } from '../../ports.js';
+import { callLoad } from '../call-load.js';
+import type { Deps } from '../deps.js';
+import { isSuppressed } from '../suppressions.js';
+import { assertWebhookUrls } from '../webhooks.js';
+import type { CallLifecycle } from './lifecycle.js';
+import type { LiveView } from './live-view.js';
+
+export interface CallerDetails {
+  name?: string;
+  email?: string;
+  company?: string | null;
+  metadata?: Record<string, unknown>;
+  /** The contact's consent record (issue 15); replaces the stored one when given. */
+  consent?: ConsentRecord;
+}
+
+export interface DialInput {
+  to?: string;
+  agentConfigId: string;
+  contactId?: string;
+  callerDetails?: CallerDetails;
+  /** Values for the agent's {{variables}} on this call (stored with it). */
+  variables?: Record<string, string>;
+  statusCallBackUrl?: string;
+  /** The events statusCallBackUrl hears of; default ["call.completed"]. */
+  statusCallBackEvents?: CallEvent[];
+}
+
+export interface DialResult {
+  message: string;
+  callId: string;
+  contactId: string;
+  status: 'ONGOING';
+}
+
+/** The user's one contact that stands for the browser on web calls. */
+const WEB_CONTACT = { phoneNumber: 'web', name: 'Browser' } as const;
+
+type WebContact = { id: string; name: string; phone_number: string };
+
+/** Calls asked for: a single dial (`POST /api/v1/call/dial`) and a web call from the dashboard. */
+export class CallIntake {
+  constructor(
+    private readonly deps: Pick<
+      Deps,
+      'db' | 'config' | 'clock' | 'provider' | 'dials' | 'logger' | 'metrics'
+    >,
+    private readonly lifecycle: CallLifecycle,
+    private readonly live: LiveView,
+  ) {}
+
+  /**
+   * Starts a single call. The call row (status ONGOING) is committed before the provider is asked:
+   * it is the dial intent, and a unique index lets at most one call per contact be ONGOING, so two
+   * concurrent dials to one contact resolve to one call and one 409.
+   */
+  async dial(
+    userId: string,
+    input: DialInput,
+    /** Runs in the transaction that records the dial intent (the Idempotency-Key's record). */
+    onCommit?: (trx: Db, result: DialResult) => Promise<void>,
+  ): Promise<DialResult> {
+    const { db } = this.deps;
+    assertWebhookUrls({ statusCallBackUrl: input.statusCallBackUrl }, this.deps.config.webhookAllowPrivate);
+    const agent = await this.activeAgent(userId, input.agentConfigId);
+    const dialAgent = agentForDial(agent);
+    const callId = newId('call');
+    const now = this.deps.clock.now();
+    let contactId: string | null = null;
+    let contact: Awaited<ReturnType<CallIntake['resolveContact']>>;
+    let attempt = 1;
+    const providerName = this.deps.provider.nameFor(dialAgent);
+    try {
+      ({ contact, attempt } = await db.transaction().execute(async (trx) => {
+        // Credit and concurrency are decided under the user's row lock, in the transaction that
+        // records the dial intent, so two dials in any processes never both take the last place.
+        assertMayDial(await callLoad(trx, userId, { lock: true }));
+        const resolved = await this.resolveContact(trx, userId, input);
+        // A number on the user's suppression list is never dialed; throwing here rolls back the
+        // contact upsert too, so the refusal stores nothing and charges nothing.
+        if (await isSuppressed(trx, userId, resolved.phone_number)) {
+          throw new AppError(
+            'NUMBER_SUPPRESSED',
+            `${resolved.phone_number} is on your suppression list; remove it (DELETE /api/v1/suppressions/{phoneNumber}) to call it`,
+          );
+        }
+        contactId = resolved.id;
+        const attemptNumber = await this.lifecycle.insertCall(trx, {
+          callId,
+          userId,
+          agentId: agent.id,
+          contact: resolved,
+          provider: providerName,
+          channel: 'phone',
+          now,
+          answeredAt: null,
+          statusCallBackUrl: input.statusCallBackUrl ?? null,
+          // Kept only with a URL to send them to; null reads as the default.
+          statusCallBackEvents:
+            input.statusCallBackUrl && input.statusCallBackEvents ? input.statusCallBackEvents : null,
+          variables: input.variables ?? null,
+        });
+        await openDials(trx, this.deps.dials.owner, [{ callId, provider: providerName }], now);
+        await onCommit?.(trx, dialResult(callId, resolved.id));
+        return { contact: resolved, attempt: attemptNumber };
+      }));
+    } catch (error) {
+      if (!isUniqueViolation(error) || contactId === null) throw error;
+      const ongoing = await db
+        .selectFrom('calls')
+        .select('id')
+        .where('contact_id', '=', contactId)
+        .where('status', '=', 'ONGOING')
+        .executeTakeFirst();
+      throw new AppError('CALL_IN_PROGRESS', 'A call is already in progress for this contact', {
+        callId: ongoing?.id ?? null,
+      });
+    }
+
+    await this.live.putNewSingleCall(callId, userId, contact, now);
+
+    const request: DialRequest = {
+      callId,
+      to: contact.phone_number,
+      attempt,
+      agent: dialAgent,
+      contact: { id: contact.id, name: contact.name },
+      variables: dialVariables(
+        { name: contact.name, phoneNumber: contact.phone_number, company: contact.company },
+        contact.metadata,
+        input.variables,
+      ),
+      progressEvents: singleCallWantsProgress({
+        status_callback_url: input.statusCallBackUrl ?? null,
+        status_callback_events: input.statusCallBackEvents ?? null,
+      }),
+    };
+    try {
+      await this.deps.provider.dial(request);
+      this.deps.metrics.callsDialed.inc({ kind: 'single' });
+    } catch (error) {
+      this.deps.logger.error({ err: error, callId }, 'provider refused the dial');
+      await this.lifecycle.finish(failedDialEnd(callId, this.deps.clock.now()));
+      throw new AppError('PROVIDER_ERROR', DIAL_REFUSED_MESSAGE, { callId });
+    }
+    return dialResult(callId, contact.id);
+  }
+
+  /**
+   * Opens a call from the dashboard's "Talk to this agent" (channel 'web'): the same checks and
+   * the same call row as a dial (one unreserved minute, a free place under maxConcurrentCalls),
+   * answered from its first moment. Its dial record is written sent and answered in the same
+   * transaction, so no sweep ever takes it for one that never went out and dials it: a web call
+   * whose process dies is settled as cut off (WebCallProvider.lookup). The callee is the user's
+   * one "Browser" contact, so a user has at most one web call up at a time (409 otherwise).
+   */
+  async openWebCall(
+    userId: string,
+    agentId: string,
+    provider: string,
+  ): Promise<{ request: DialRequest; answeredAt: Date }> {
+    const agent = await this.activeAgent(userId, agentId);
+    const callId = newId('call');
+    const now = this.deps.clock.now();
+    let contact: WebContact;
+    let attempt: number;
+    try {
+      ({ contact, attempt } = await this.deps.db.transaction().execute(async (trx) => {
+        assertMayDial(await callLoad(trx, userId, { lock: true }));
+        const browser = await trx
+          .insertInto('contacts')
+          .values({
+            id: newId('cnt'),
+            user_id: userId,
+            phone_number: WEB_CONTACT.phoneNumber,
+            name: WEB_CONTACT.name,
+          })
+          .onConflict((oc) => oc.columns(['user_id', 'phone_number']).doUpdateSet({ updated_at: now }))
+          .returning(['id', 'name', 'phone_number'])
+          .executeTakeFirstOrThrow();
+        const attemptNumber = await this.lifecycle.insertCall(trx, {
+          callId,
+          userId,
+          agentId: agent.id,
+          contact: browser,
+          provider,
+          channel: 'web',
+          now,
+          answeredAt: now,
+          statusCallBackUrl: null,
+          statusCallBackEvents: null,
+          variables: null,
+        });
+        await openAnsweredDial(trx, this.deps.dials.owner, { callId, provider }, now);
+        return { contact: browser, attempt: attemptNumber };
+      }));
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      throw new AppError(
+        'CALL_IN_PROGRESS',
+        'A web call of yours is already in progress; hang it up (or wait for it to end) first',
+      );
+    }
+    await this.live.putNewSingleCall(callId, userId, contact, now);
+    this.deps.metrics.callsDialed.inc({ kind: 'web' });
+    return {
+      request: {
+        callId,
+        to: contact.phone_number,
+        attempt,
+        agent: agentForDial(agent),
+        contact: { id: contact.id, name: contact.name },
+        provider,
+        variables: dialVariables(
+          { name: contact.name, phoneNumber: contact.phone_number, company: null },
+          {},
+          {},
+        ),
+      },
+      answeredAt: now,
+    };
+  }
+
+  /** The user's agent, active; AGENT_NOT_FOUND otherwise (someone else's agent is not told apart). */
+  private async activeAgent(userId: string, agentId: string) {
+    const agent = await this.deps.db
+      .selectFrom('agents')
+      .selectAll()
+      .where('id', '=', agentId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (!agent?.is_active) {
+      throw new AppError('AGENT_NOT_FOUND', `Agent ${agentId} does not exist, is inactive or is not yours`);
+    }
+    return agent;
+  }
+
+  private async resolveContact(db: Db, userId: string, input: DialInput) {
+    const to = input.to === undefined ? undefined : normalizeE164(input.to);
+    if (input.to !== undefined && !to) {
+      throw new AppError('INVALID_REQUEST', `to ${E164_MESSAGE}`, { fieldErrors: { to: [E164_MESSAGE] } });
+    }
+    if (input.contactId) {
+      const contact = await db
+        .selectFrom('contacts')
+        .selectAll()
+        .where('id', '=', input.contactId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      if (!contact) throw new AppError('NOT_FOUND', 'Contact not found');
+      if (to && to !== contact.phone_number) {
+        throw new AppError('INVALID_REQUEST', "to does not match the contact's phone number", {
+          fieldErrors: { to: [`does not match the phone number of contact ${contact.id}`] },
+        });
+      }
+      return contact;
+    }
+    if (!to) {
+      throw new AppError('INVALID_REQUEST', 'to is required when contactId is not given', {
+        fieldErrors: { to: ['is required when contactId is not given'] },
+      });
+    }
+    const details = input.callerDetails ?? {};
+    const now = this.deps.clock.now();
+    const consentProblem = details.consent ? consentError(details.consent, now) : null;
+    if (consentProblem) {
+      const field = `callerDetails.consent.${consentProblem.field}`;
+      throw new AppError('INVALID_REQUEST', `${field} ${consentProblem.message}`, {
+        fieldErrors: { [field]: [consentProblem.message] },
+      });
+    }
+    // One statement creates the contact or updates it with the details given, and always returns it.
+    return db
+      .insertInto('contacts')
+      .values({
+        id: newId('cnt'),
+        user_id: userId,
+        phone_number: to,
+        name: details.name ?? 'Unknown',
+        email: details.email ?? null,
+        company: details.company ?? null,
+        metadata: json(details.metadata ?? {}),
+        consent: json(details.consent ? normalizeConsent(details.consent) : null),
+      })
+      .onConflict((oc) =>
+        oc.columns(['user_id', 'phone_number']).doUpdateSet((eb) => ({
+          name: details.name !== undefined ? eb.ref('excluded.name') : eb.ref('contacts.name'),
+          email: details.email !== undefined ? eb.ref('excluded.email') : eb.ref('contacts.email'),
+          company: details.company !== undefined ? eb.ref('excluded.company') : eb.ref('contacts.company'),
+          metadata:
+            details.metadata !== undefined
+              ? sql`contacts.metadata || excluded.metadata`
+              : eb.ref('contacts.metadata'),
+          consent: details.consent !== undefined ? eb.ref('excluded.consent') : eb.ref('contacts.consent'),
+          updated_at: now,
+        })),
+      )
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+}
+
+function dialResult(callId: string, contactId: string): DialResult {
+  return { message: 'Call initiated successfully', callId, contactId, status: 'ONGOING' };
+}
+
+/**
+ * A single dial's check: 402 without an unreserved minute, 429 CONCURRENCY_LIMIT at the user's
+ * limit of calls in progress. Credit first: waiting for a place does not help a spent balance.
+ */
+function assertMayDial(load: UserCallLoad | null): void {
+  if (!load) throw new AppError('UNAUTHORIZED');
+  const allowance = dialAllowance(load);
+  if (allowance.unreservedMinutes < MINUTES_RESERVED_PER_CALL) {
+    const reserved =
+      load.callsInProgress > 0
+        ? `, ${allowance.reservedMinutes} of them reserved by ${load.callsInProgress} calls in progress`
+        : '';
+    throw new AppError(
+      'INSUFFICIENT_CREDITS',
+      `A call needs ${MINUTES_RESERVED_PER_CALL} unreserved minute; ${load.availableMinutes} available${reserved}`,
+      {
+        estimatedMinutesRequired: MINUTES_RESERVED_PER_CALL,
+        availableMinutes: load.availableMinutes,
+        reservedMinutes: allowance.reservedMinutes,
+      },
+    );
+  }
+  if (allowance.freePlaces === 0) {
+    throw new AppError(
+      'CONCURRENCY_LIMIT',
+      `${load.callsInProgress} calls are in progress, the most this user may have at once (maxConcurrentCalls ${load.maxConcurrentCalls}); dial again when one ends`,
+    );
+  }
+}
+
+/** The agent as a dial request carries it, from its row. */
+export function agentForDial(agent: {
+  id: string;
+  name: string;
+  basic_details: Record<string, unknown>;
+  sip_trunk_id: string | null;
+}): DialRequest['agent'] {
+  const details = agent.basic_details;
+  return {
+    id: agent.id,
+    name: agent.name,
+    agentName: typeof details.agent_name === 'string' ? details.agent_name : null,
+    language: typeof details.agentLanguage === 'string' ? details.agentLanguage : null,
+    sipTrunkId: agent.sip_trunk_id,
+    details,
+  };
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
+}

@@ -1,0 +1,131 @@
+import type { CallStatus } from '../../domain/call.js';
+import type { LiveCallEntry } from '../../ports.js';
+import type { Deps } from '../deps.js';
+import type { RecordingLinks } from '../recording-links.js';
+
+/** The columns a call's live entry is built from (`LiveView.liveFromRow`). */
+export interface CallRow {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  contact_id: string;
+  batch_id: string | null;
+  status: CallStatus;
+  phone_number: string;
+  error: string | null;
+  duration: number | null;
+  created_at: Date;
+}
+
+export const CALL_COLUMNS = [
+  'id',
+  'user_id',
+  'agent_id',
+  'contact_id',
+  'batch_id',
+  'status',
+  'phone_number',
+  'error',
+  'duration',
+  'created_at',
+] as const;
+
+/** How long a live entry read or written by this process is reused without asking the cache. */
+const NEAR_CACHE_MS = 250;
+const NEAR_CACHE_MAX = 10_000;
+
+/**
+ * The live view of calls (the LiveCache port, Redis or memory): the only writer of the live
+ * cache, with this process's near cache in front of it.
+ */
+export class LiveView {
+  private readonly near = new Map<string, { at: number; entry: LiveCallEntry }>();
+
+  constructor(
+    private readonly deps: Pick<Deps, 'cache' | 'logger'>,
+    private readonly links: RecordingLinks,
+  ) {}
+
+  /** Publishes a call's live entry (the dispatcher does, when a batch call starts). */
+  async announce(entry: LiveCallEntry): Promise<void> {
+    await this.putLive(entry);
+  }
+
+  /** The live view of a single (non-batch) call that has just been opened: ONGOING, nothing yet. */
+  async putNewSingleCall(
+    callId: string,
+    userId: string,
+    contact: { id: string; phone_number: string },
+    now: Date,
+  ): Promise<void> {
+    await this.putLive({
+      callId,
+      userId,
+      status: 'ONGOING',
+      startTime: now.toISOString(),
+      phoneNumber: contact.phone_number,
+      contactId: contact.id,
+      batchId: null,
+      error: null,
+      duration: null,
+      recordingUrl: null,
+    });
+  }
+
+  /**
+   * A call went out later than it was announced (it waited for its trunk): the live view shows
+   * the moment it did, as the call row does.
+   */
+  async started(callId: string, at: Date): Promise<void> {
+    const entry = await this.readLive(callId);
+    if (entry?.status !== 'ONGOING' || entry.startTime === at.toISOString()) return;
+    await this.putLive({ ...entry, startTime: at.toISOString() });
+  }
+
+  liveFromRow(row: CallRow): LiveCallEntry {
+    return {
+      callId: row.id,
+      userId: row.user_id,
+      status: row.status,
+      startTime: row.created_at.toISOString(),
+      phoneNumber: row.phone_number,
+      contactId: row.contact_id,
+      batchId: row.batch_id,
+      error: row.error,
+      duration: row.status === 'ONGOING' ? null : row.duration,
+      recordingUrl: this.links.url(row.id, row.status, row.duration),
+    };
+  }
+
+  /** The live cache is a view: when it is down the call goes on and the database answers reads. */
+  async putLive(entry: LiveCallEntry): Promise<void> {
+    this.near.set(entry.callId, { at: Date.now(), entry });
+    try {
+      await this.deps.cache.putCall(entry);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, callId: entry.callId }, 'live cache write failed');
+    }
+  }
+
+  /**
+   * The live entry: from this process's near cache when it was read or written here in the last
+   * NEAR_CACHE_MS (a client polling a call every few milliseconds costs one cache read per
+   * window), from the live cache otherwise.
+   */
+  async readLive(callId: string): Promise<LiveCallEntry | null> {
+    const now = Date.now();
+    const near = this.near.get(callId);
+    if (near && now - near.at < NEAR_CACHE_MS) return near.entry;
+    if (this.near.size > NEAR_CACHE_MAX) {
+      for (const [id, item] of this.near) if (now - item.at >= NEAR_CACHE_MS) this.near.delete(id);
+    }
+    try {
+      const entry = await this.deps.cache.getCall(callId);
+      if (entry) this.near.set(callId, { at: now, entry });
+      return entry;
+    } catch (error) {
+      this.deps.logger.warn({ err: error, callId }, 'live cache read failed; answering from the database');
+      return null;
+    }
+  }
+}
