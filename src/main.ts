@@ -48,6 +48,7 @@ import { CallReads } from './services/calls/reads.js';
 import { CallRecordings } from './services/calls/recordings.js';
 import { DashboardReads } from './services/dashboard.js';
 import type { Deps } from './services/deps.js';
+import { type CallEvents, EventBus } from './services/events.js';
 import { BatchExport } from './services/export.js';
 import { HealthService } from './services/health.js';
 import { IdempotencyService } from './services/idempotency.js';
@@ -66,6 +67,7 @@ import { UnreachableError } from './start-errors.js';
 import { loadConversationEngine } from './voice/engines/index.js';
 import { HttpToolCaller } from './voice/http-tools.js';
 import { type LookupFn, webhookDispatcher } from './webhooks/address-guard.js';
+import { subscribeCallReactions } from './wiring/subscribers.js';
 import { Dispatcher } from './workers/dispatcher/index.js';
 import { PollLoop } from './workers/loop.js';
 import { createReconciler, Reconciler } from './workers/reconciler.js';
@@ -226,10 +228,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       logger,
     });
     opened.unshift(() => voiceModels.close());
-    // Trunks are read through their service, and call starts go to the live view through the
-    // call service: both need the dependencies built below.
+    // Trunks are read through their service, which needs the dependencies built below.
     let trunks: SipTrunkService | null = null;
-    let liveView: LiveView | null = null;
+    // What happens to calls (opened, sent, ended), for the reactions subscribed below.
+    const events = new EventBus<CallEvents>(logger);
     // Webhooks and agents' HTTP tools go out through one client whose connect step refuses
     // forbidden addresses; tools are signed with the call's user's webhook secret (read through the
     // webhook service, built below).
@@ -326,11 +328,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       ...(redisCache ? { leases: new RedisLeases(redisCache.redis) } : {}),
       live: liveChannel,
       logger,
-      onSent: (callId, at) => {
-        liveView
-          ?.started(callId, at)
-          .catch((error: unknown) => logger.warn({ err: error, callId }, 'could not show a call start'));
-      },
+      onSent: (callId, at) => void events.emit('call.sent', { callId, at }),
       onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
       onTrunkLoad: (trunk, up, waiting) => {
         metrics.sipTrunkCalls.set({ trunk, state: 'up' }, up);
@@ -368,9 +366,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     trunks = new SipTrunkService(deps);
     const links = new RecordingLinks(deps);
     const live = new LiveView(deps, links);
-    liveView = live;
-    const lifecycle = new CallLifecycle(deps, live, links);
-    const calls = new CallIntake(deps, lifecycle, live);
+    const lifecycle = new CallLifecycle(deps, live, links, events);
+    const calls = new CallIntake(deps, lifecycle, events);
     const callReads = new CallReads(deps, live, links);
     const reconciler = new Reconciler(deps, lifecycle, live);
     const batches = new BatchService(deps);
@@ -392,14 +389,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       ...(overrides.liveHeartbeatMs ? { heartbeatMs: overrides.liveHeartbeatMs } : {}),
     });
     provider.onCallEnded(async (event) => {
-      try {
-        await lifecycle.finish(event);
-        // After the write: a follower of the call reads its final state.
-        await liveControl.callEnded(event);
-      } finally {
-        dispatcher.released(event.callId);
-      }
+      await lifecycle.finish(event);
     });
+    subscribeCallReactions(events, { live, liveControl, dispatcher });
     const batchReads = new BatchReads(deps, callReads);
     const services = {
       keys: new KeyService(deps),

@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import { type Db, json } from '../../adapters/postgres/database.js';
-import { openAnsweredDial, openDials } from '../../adapters/postgres/dial-records.js';
 import { dialVariables } from '../../domain/agent-call.js';
 import { dialAllowance, MINUTES_RESERVED_PER_CALL, type UserCallLoad } from '../../domain/allowance.js';
 import type { ConsentRecord } from '../../domain/batch.js';
@@ -13,10 +12,10 @@ import { type CallEvent, singleCallWantsProgress } from '../../domain/webhooks.j
 import type { DialRequest } from '../../ports.js';
 import { callLoad } from '../call-load.js';
 import type { Deps } from '../deps.js';
+import type { CallEventBus } from '../events.js';
 import { isSuppressed } from '../suppressions.js';
 import { assertWebhookUrls } from '../webhooks.js';
 import type { CallLifecycle } from './lifecycle.js';
-import type { LiveView } from './live-view.js';
 
 export interface CallerDetails {
   name?: string;
@@ -59,7 +58,7 @@ export class CallIntake {
       'db' | 'config' | 'clock' | 'provider' | 'dials' | 'logger' | 'metrics'
     >,
     private readonly lifecycle: CallLifecycle,
-    private readonly live: LiveView,
+    private readonly events: CallEventBus,
   ) {}
 
   /**
@@ -98,7 +97,7 @@ export class CallIntake {
           );
         }
         contactId = resolved.id;
-        const attemptNumber = await this.lifecycle.insertCall(trx, {
+        const attemptNumber = await this.lifecycle.open(trx, {
           callId,
           userId,
           agentId: agent.id,
@@ -113,7 +112,6 @@ export class CallIntake {
             input.statusCallBackUrl && input.statusCallBackEvents ? input.statusCallBackEvents : null,
           variables: input.variables ?? null,
         });
-        await openDials(trx, this.deps.dials.owner, [{ callId, provider: providerName }], now);
         await onCommit?.(trx, dialResult(callId, resolved.id));
         return { contact: resolved, attempt: attemptNumber };
       }));
@@ -130,7 +128,7 @@ export class CallIntake {
       });
     }
 
-    await this.live.putNewSingleCall(callId, userId, contact, now);
+    await this.events.emit('call.opened', { callId, userId, contact, at: now });
 
     const request: DialRequest = {
       callId,
@@ -191,7 +189,7 @@ export class CallIntake {
           .onConflict((oc) => oc.columns(['user_id', 'phone_number']).doUpdateSet({ updated_at: now }))
           .returning(['id', 'name', 'phone_number'])
           .executeTakeFirstOrThrow();
-        const attemptNumber = await this.lifecycle.insertCall(trx, {
+        const attemptNumber = await this.lifecycle.open(trx, {
           callId,
           userId,
           agentId: agent.id,
@@ -204,7 +202,6 @@ export class CallIntake {
           statusCallBackEvents: null,
           variables: null,
         });
-        await openAnsweredDial(trx, this.deps.dials.owner, { callId, provider }, now);
         return { contact: browser, attempt: attemptNumber };
       }));
     } catch (error) {
@@ -214,7 +211,7 @@ export class CallIntake {
         'A web call of yours is already in progress; hang it up (or wait for it to end) first',
       );
     }
-    await this.live.putNewSingleCall(callId, userId, contact, now);
+    await this.events.emit('call.opened', { callId, userId, contact, at: now });
     this.deps.metrics.callsDialed.inc({ kind: 'web' });
     return {
       request: {

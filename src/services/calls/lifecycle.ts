@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { type Db, json } from '../../adapters/postgres/database.js';
-import { returnDial } from '../../adapters/postgres/dial-records.js';
+import { openAnsweredDial, openDials, returnDial } from '../../adapters/postgres/dial-records.js';
 import { minutesToCharge } from '../../domain/billing.js';
 import type { CallChannel } from '../../domain/call.js';
 import type { CallEvent } from '../../domain/webhooks.js';
@@ -8,12 +8,13 @@ import { singleCallUrl } from '../../domain/webhooks.js';
 import type { CallEndedEvent } from '../../ports.js';
 import { advanceBatchContacts, type EndingBatch, finishIfDone, returnContact } from '../batch-lifecycle.js';
 import type { Deps } from '../deps.js';
+import type { CallEventBus } from '../events.js';
 import type { RecordingLinks } from '../recording-links.js';
 import { queueWebhook } from '../webhooks.js';
 import type { CallRow, LiveView } from './live-view.js';
 import { completedPayload } from './reads.js';
 
-/** A call row to write: every call starts in this shape (a dial, a web call). */
+/** A single or web call to open: every call outside a batch starts in this shape. */
 export interface NewCall {
   callId: string;
   userId: string;
@@ -28,10 +29,26 @@ export interface NewCall {
   variables: Record<string, string> | null;
 }
 
+/** A batch contact's claimed call to open (the dispatcher's claim). */
+export interface NewBatchCall {
+  callId: string;
+  contactId: string;
+  phoneNumber: string;
+  /** The batch contact's attempt: its earlier attempts in the batch + 1. */
+  attempt: number;
+  seq: number;
+  /** Its slot: the call row's start until it is sent. */
+  startAt: Date;
+}
+
 /** Most call ends applied in one transaction. */
 const ENDINGS_PER_GROUP = 200;
 
-/** The call's lifecycle: the writer of `calls` rows, from the dial intent to the end. */
+/**
+ * The call's lifecycle: the one writer of `calls` rows and of the dial records they open with,
+ * from the dial intent (`open`, `openBatchCalls`) to the end (`finish`) or the way back to the
+ * queue (`returnToQueue`).
+ */
 export class CallLifecycle {
   private readonly endings: Array<{
     event: CallEndedEvent;
@@ -41,16 +58,62 @@ export class CallLifecycle {
   private applyingEndings = false;
 
   constructor(
-    private readonly deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'metrics'>,
+    private readonly deps: Pick<Deps, 'db' | 'clock' | 'dials' | 'logger' | 'metrics'>,
     private readonly live: LiveView,
     private readonly links: RecordingLinks,
+    private readonly events: CallEventBus,
   ) {}
+
+  /**
+   * Opens a single or web call in the caller's transaction (the one that records the dial
+   * intent): its row, ONGOING, and its dial record, naming this process. A dial's record waits for
+   * the provider; a web call's is sent and answered at once, as its browser is on the line already.
+   * Returns the call's attempt number.
+   */
+  async open(trx: Db, call: NewCall): Promise<number> {
+    const attempt = await this.insertCall(trx, call);
+    const record = { callId: call.callId, provider: call.provider };
+    if (call.answeredAt) await openAnsweredDial(trx, this.deps.dials.owner, record, call.now);
+    else await openDials(trx, this.deps.dials.owner, [record], call.now);
+    return attempt;
+  }
+
+  /**
+   * Opens a batch's claimed calls in the claim's transaction: their rows, ONGOING from their
+   * slots, and their waiting dial records. A contact with a call up already (another batch, a
+   * single dial) gets none: the ids of the calls opened are returned.
+   */
+  async openBatchCalls(
+    trx: Db,
+    batch: { id: string; userId: string; agentId: string },
+    calls: NewBatchCall[],
+    provider: string,
+    now: Date,
+  ): Promise<Set<string>> {
+    const inserted = await sql<{ id: string }>`
+      insert into calls (id, user_id, agent_id, contact_id, batch_id, batch_seq, status, phone_number, attempt, provider, created_at, updated_at)
+      select x.id, ${batch.userId}, ${batch.agentId}, x.contact_id, ${batch.id}, x.seq, 'ONGOING', x.phone, x.attempt, ${provider}, x.start_at, ${now}
+      from unnest(${calls.map((c) => c.callId)}::text[], ${calls.map((c) => c.contactId)}::text[],
+                  ${calls.map((c) => c.phoneNumber)}::text[], ${calls.map((c) => c.attempt)}::int[],
+                  ${calls.map((c) => c.startAt.toISOString())}::timestamptz[], ${calls.map((c) => c.seq)}::int[])
+        as x(id, contact_id, phone, attempt, start_at, seq)
+      on conflict (contact_id) where status = 'ONGOING' do nothing
+      returning id`.execute(trx);
+    const opened = new Set(inserted.rows.map((row) => row.id));
+    await openDials(
+      trx,
+      this.deps.dials.owner,
+      calls.filter((call) => opened.has(call.callId)).map((call) => ({ callId: call.callId, provider })),
+      now,
+    );
+    return opened;
+  }
 
   /**
    * Writes a new call row (status ONGOING) in the caller's transaction, the one shape every call
    * starts in (a dial, a web call); returns its attempt number (1 for a contact's first call).
    */
-  async insertCall(trx: Db, call: NewCall): Promise<number> {
+  private async insertCall(trx: Db, call: NewCall): Promise<number> {
     const earlier = await trx
       .selectFrom('calls')
       .select(sql<number>`count(*)::int`.as('n'))
@@ -90,13 +153,22 @@ export class CallLifecycle {
    * Applies a provider's end-of-call report once: the update only matches an ONGOING row, so a
    * repeated report (provider retry, reconciliation racing the live event) changes nothing. For a
    * batch call the same transaction moves the batch contact on (done, or queued for a retry) and
-   * the batch's counters, and completes the batch with its last contact.
+   * the batch's counters, and completes the batch with its last contact. Every end comes here,
+   * whatever its source, and is announced as `call.ended` once applied (or once its write failed).
    */
   async finish(event: CallEndedEvent): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      this.endings.push({ event, resolve, reject });
-      if (!this.applyingEndings) void this.applyEndings();
-    });
+    let changed: boolean;
+    try {
+      changed = await new Promise<boolean>((resolve, reject) => {
+        this.endings.push({ event, resolve, reject });
+        if (!this.applyingEndings) void this.applyEndings();
+      });
+    } catch (error) {
+      await this.events.emit('call.ended', { event, recorded: false });
+      throw error;
+    }
+    await this.events.emit('call.ended', { event, recorded: true });
+    return changed;
   }
 
   /**

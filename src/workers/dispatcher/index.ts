@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Db } from '../../adapters/postgres/database.js';
-import { openDials } from '../../adapters/postgres/dial-records.js';
 import { dialVariables } from '../../domain/agent-call.js';
 import { dialAllowance, outOfMinutes } from '../../domain/allowance.js';
 import type { BatchStatus } from '../../domain/batch.js';
@@ -343,24 +342,22 @@ export class Dispatcher {
         callId: newId('call', now.getTime()),
         startAt: new Date(Math.ceil(this.nextSlot(batch, now.getTime() + (delays[i] ?? 0)))),
       }));
-      const inserted = await sql<{ id: string }>`
-        insert into calls (id, user_id, agent_id, contact_id, batch_id, batch_seq, status, phone_number, attempt, provider, created_at, updated_at)
-        select x.id, ${batch.user_id}, ${batch.agent_id}, x.contact_id, ${batch.id}, x.seq, 'ONGOING', x.phone, x.attempt, ${provider}, x.start_at, ${now}
-        from unnest(${planned.map((p) => p.callId)}::text[], ${planned.map((p) => p.row.contact_id)}::text[],
-                    ${planned.map((p) => p.row.phone_number)}::text[], ${planned.map((p) => p.row.attempts + 1)}::int[],
-                    ${planned.map((p) => p.startAt.toISOString())}::timestamptz[], ${planned.map((p) => p.row.seq)}::int[])
-          as x(id, contact_id, phone, attempt, start_at, seq)
-        on conflict (contact_id) where status = 'ONGOING' do nothing
-        returning id`.execute(trx);
-      const placed = new Set(inserted.rows.map((r) => r.id));
-      const go = planned.filter((p) => placed.has(p.callId));
-      const wait = planned.filter((p) => !placed.has(p.callId));
-      await openDials(
+      const placed = await this.options.lifecycle.openBatchCalls(
         trx,
-        deps.dials.owner,
-        go.map((p) => ({ callId: p.callId, provider })),
+        { id: batch.id, userId: batch.user_id, agentId: batch.agent_id },
+        planned.map((p) => ({
+          callId: p.callId,
+          contactId: p.row.contact_id,
+          phoneNumber: p.row.phone_number,
+          attempt: p.row.attempts + 1,
+          seq: p.row.seq,
+          startAt: p.startAt,
+        })),
+        provider,
         now,
       );
+      const go = planned.filter((p) => placed.has(p.callId));
+      const wait = planned.filter((p) => !placed.has(p.callId));
       await claimContacts(
         trx,
         batch.id,

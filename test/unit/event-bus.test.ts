@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { EventBus } from '../../src/services/events.js';
+
+interface Events {
+  ended: { callId: string };
+  sent: { callId: string; at: Date };
+}
+
+function logged() {
+  const lines: Array<{ fields: Record<string, unknown>; message: string }> = [];
+  return {
+    lines,
+    logger: { error: (fields: Record<string, unknown>, message: string) => lines.push({ fields, message }) },
+  };
+}
+
+describe('EventBus', () => {
+  it('runs the subscribers of an event in the order they subscribed, each to its end, and only those', async () => {
+    const { logger } = logged();
+    const bus = new EventBus<Events>(logger as never);
+    const seen: string[] = [];
+    bus.on('ended', 'first', async ({ callId }) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      seen.push(`first:${callId}`);
+    });
+    bus.on('ended', 'second', ({ callId }) => {
+      seen.push(`second:${callId}`);
+    });
+    bus.on('sent', 'other', () => {
+      seen.push('other');
+    });
+    await bus.emit('ended', { callId: 'call_1' });
+    expect(seen).toEqual(['first:call_1', 'second:call_1']);
+    expect(bus.subscribersOf('ended')).toEqual(['first', 'second']);
+  });
+
+  it('logs a failing subscriber by name and still runs the ones after it', async () => {
+    const { lines, logger } = logged();
+    const bus = new EventBus<Events>(logger as never);
+    const seen: string[] = [];
+    bus.on('ended', 'broken', () => {
+      throw new Error('cache down');
+    });
+    bus.on('ended', 'release', ({ callId }) => {
+      seen.push(callId);
+    });
+    await bus.emit('ended', { callId: 'call_2' });
+    expect(seen).toEqual(['call_2']);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.fields).toMatchObject({ event: 'ended', subscriber: 'broken' });
+    expect((lines[0]?.fields.err as Error).message).toBe('cache down');
+  });
+
+  it('refuses a second subscriber with the same name on one event', () => {
+    const bus = new EventBus<Events>(logged().logger as never);
+    bus.on('ended', 'release', () => {});
+    expect(() => bus.on('ended', 'release', () => {})).toThrow(
+      'ended already has a subscriber named release',
+    );
+    bus.on('sent', 'release', () => {});
+    expect(bus.subscribersOf('sent')).toEqual(['release']);
+  });
+
+  it('an event nobody subscribed to does nothing', async () => {
+    const bus = new EventBus<Events>(logged().logger as never);
+    await expect(bus.emit('sent', { callId: 'call_3', at: new Date() })).resolves.toBeUndefined();
+  });
+});
