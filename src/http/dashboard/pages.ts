@@ -17,7 +17,7 @@ import type { DashboardReads } from '../../services/dashboard.js';
 import type { KeyService } from '../../services/keys.js';
 import type { LiveControlService } from '../../services/live-control.js';
 import type { AccountView, UserService } from '../../services/users.js';
-import type { App } from '../app.js';
+import type { App } from '../route-kit.js';
 import { CALLS_PAGE_SIZE, callsPage } from './calls-page.js';
 import { CSP, escapeHtml, formatDate, formatDuration, Html, html, layout } from './html.js';
 import { liveCallSection, registerLiveCallRoutes } from './live-call.js';

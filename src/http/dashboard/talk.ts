@@ -4,7 +4,7 @@ import { WEB_PROVIDER } from '../../adapters/voice/web-provider.js';
 import { AppError } from '../../domain/errors.js';
 import type { AgentService, AgentView } from '../../services/agents.js';
 import type { CallService } from '../../services/calls.js';
-import type { App } from '../app.js';
+import type { App } from '../route-kit.js';
 import { formatDate, type Html, html, layout } from './html.js';
 import type { DashboardSession } from './session.js';
 

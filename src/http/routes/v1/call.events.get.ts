@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import type { LiveStreamSink } from '../../../services/live-control.js';
-import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { errorResponses } from '../../schemas/common.js';
 import { LiveCallQuery } from './call.live.schemas.js';
 
