@@ -8,7 +8,7 @@ import Fastify, { type FastifyReply, type FastifyRequest, LogController, type Ro
 import { AppError } from '../domain/errors.js';
 import { representableInstant } from '../domain/input.js';
 import { registerAdminAuth, registerApiAuth } from './auth.js';
-import { registerDashboard } from './dashboard/pages.js';
+import { registerDashboard } from './dashboard/index.js';
 import { TALK_MAX_PAYLOAD } from './dashboard/talk.js';
 import { clientErrorResponse, handleError } from './errors.js';
 import { registerInputChecks } from './input.js';
