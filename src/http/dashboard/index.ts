@@ -6,7 +6,7 @@ import { AppError, fieldError } from '../../domain/errors.js';
 import { findInputProblem } from '../../domain/input.js';
 import type { App } from '../route-kit.js';
 import { registerLiveCallRoutes } from './live-call.js';
-import { type DashboardServices, page, pageGuard } from './page-kit.js';
+import { type DashboardServices, pageGuard } from './page-kit.js';
 import { registerApiKeysPage } from './pages/api-keys.js';
 import { registerBatchPage } from './pages/batch.js';
 import { registerCallPage } from './pages/call.js';
@@ -61,20 +61,9 @@ export function registerDashboard(
   );
   app.addHook('onRoute', hideFromDocument);
   const guard = pageGuard(sessions);
-  const { signedIn, notFound } = guard;
 
-  registerLiveCallRoutes(app, services.live, {
-    signedIn,
-    checkCsrf: (request, given) => sessions.checkCsrf(request, given),
-  });
-
-  registerTalkRoutes(app, services, {
-    signedIn,
-    sameOrigin: (request) => sessions.sameOrigin(request),
-    csrfToken: (request, reply) => sessions.csrfToken(request, reply),
-    page,
-    notFound,
-  });
+  registerLiveCallRoutes(app, services.live, guard);
+  registerTalkRoutes(app, services, guard);
 
   app.get('/dashboard/assets/:file', async (request, reply) => {
     const file = (request.params as { file: string }).file;

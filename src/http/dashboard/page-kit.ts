@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WebCallProvider } from '../../adapters/voice/web-provider.js';
+import { AppError } from '../../domain/errors.js';
 import type { AgentService } from '../../services/agents.js';
 import type { BatchReads } from '../../services/batch-reads.js';
 import type { BatchService } from '../../services/batches.js';
@@ -28,6 +29,16 @@ export interface DashboardServices {
 }
 
 export type Form = Record<string, string>;
+
+/** A read, or null when it names nothing of the user's (the page then answers 404 its own way). */
+export async function orNotFound<T>(read: Promise<T>): Promise<T | null> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'NOT_FOUND') return null;
+    throw error;
+  }
+}
 
 export function page(reply: FastifyReply, status: number, body: string): FastifyReply {
   return reply

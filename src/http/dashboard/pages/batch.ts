@@ -4,7 +4,7 @@ import { AppError } from '../../../domain/errors.js';
 import type { DashboardReads } from '../../../services/dashboard.js';
 import type { App } from '../../route-kit.js';
 import { formatDate, formatDuration, type Html, html, layout, progressBar } from '../html.js';
-import { type DashboardServices, type PageGuard, page } from '../page-kit.js';
+import { type DashboardServices, orNotFound, type PageGuard, page } from '../page-kit.js';
 import { talkSection } from '../talk.js';
 
 /** A campaign's live page, the JSON its script polls, and its cancel, pause and resume forms. */
@@ -16,17 +16,11 @@ export function registerBatchPage(
   app.get('/dashboard/api/batches/:batchId', async (request, reply) => {
     const session = await signedIn(request, reply, true);
     if (!session) return reply;
-    try {
-      const data = await services.dashboard.batch(
-        session.userId,
-        (request.params as { batchId: string }).batchId,
-      );
-      return reply.header('cache-control', 'no-store').send(data);
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'NOT_FOUND')
-        return reply.status(404).send({ error: 'Not Found' });
-      throw error;
-    }
+    const data = await orNotFound(
+      services.dashboard.batch(session.userId, (request.params as { batchId: string }).batchId),
+    );
+    if (!data) return reply.status(404).send({ error: 'Not Found' });
+    return reply.header('cache-control', 'no-store').send(data);
   });
 
   app.get('/dashboard/batches/:batchId', async (request, reply) => {
@@ -34,13 +28,8 @@ export function registerBatchPage(
     if (!session) return reply;
     const csrf = sessions.csrfToken(request, reply);
     const batchId = (request.params as { batchId: string }).batchId;
-    let data: Awaited<ReturnType<DashboardReads['batch']>>;
-    try {
-      data = await services.dashboard.batch(session.userId, batchId);
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'NOT_FOUND') return notFound(reply, csrf);
-      throw error;
-    }
+    const data = await orNotFound(services.dashboard.batch(session.userId, batchId));
+    if (!data) return notFound(reply, csrf);
     return page(
       reply,
       200,

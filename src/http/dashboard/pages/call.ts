@@ -1,10 +1,9 @@
 import type { AgentCallFields } from '../../../domain/agent-call.js';
-import { AppError } from '../../../domain/errors.js';
 import type { DashboardReads } from '../../../services/dashboard.js';
 import type { App } from '../../route-kit.js';
 import { formatDate, formatDuration, type Html, html, layout } from '../html.js';
 import { liveCallSection } from '../live-call.js';
-import { type DashboardServices, type PageGuard, page } from '../page-kit.js';
+import { type DashboardServices, orNotFound, type PageGuard, page } from '../page-kit.js';
 
 /** A call's page, and the transcript and summary the campaign page's script opens. */
 export function registerCallPage(
@@ -15,19 +14,13 @@ export function registerCallPage(
   app.get('/dashboard/api/calls/:callId', async (request, reply) => {
     const session = await signedIn(request, reply, true);
     if (!session) return reply;
-    try {
-      const call = await services.dashboard.call(
-        session.userId,
-        (request.params as { callId: string }).callId,
-      );
-      return reply
-        .header('cache-control', 'no-store')
-        .send({ transcription: call.transcription, summary: call.summary });
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'NOT_FOUND')
-        return reply.status(404).send({ error: 'Not Found' });
-      throw error;
-    }
+    const call = await orNotFound(
+      services.dashboard.call(session.userId, (request.params as { callId: string }).callId),
+    );
+    if (!call) return reply.status(404).send({ error: 'Not Found' });
+    return reply
+      .header('cache-control', 'no-store')
+      .send({ transcription: call.transcription, summary: call.summary });
   });
 
   app.get('/dashboard/calls/:callId', async (request, reply) => {
@@ -35,13 +28,8 @@ export function registerCallPage(
     if (!session) return reply;
     const csrf = sessions.csrfToken(request, reply);
     const callId = (request.params as { callId: string }).callId;
-    let call: Awaited<ReturnType<DashboardReads['call']>>;
-    try {
-      call = await services.dashboard.call(session.userId, callId);
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'NOT_FOUND') return notFound(reply, csrf);
-      throw error;
-    }
+    const call = await orNotFound(services.dashboard.call(session.userId, callId));
+    if (!call) return notFound(reply, csrf);
     const recording = services.calls.recordingPath(call.id, call.status as never, call.duration);
     return page(
       reply,
