@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { WebhookDeliveryStatus } from '../../../adapters/postgres/database.js';
-import { WEBHOOK_EVENTS, type WebhookEvent } from '../../../domain/webhooks.js';
+import { WEBHOOK_EVENTS, type WebhookDeliveryStatus, type WebhookEvent } from '../../../domain/webhooks.js';
 import { requireAuth } from '../../auth.js';
 import { linkNextPage } from '../../paging.js';
 import type { App, AppServices } from '../../route-kit.js';
