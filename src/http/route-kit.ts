@@ -6,9 +6,9 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
-import type { WebCallProvider } from '../adapters/voice/web-provider.js';
 import { AppError } from '../domain/errors.js';
 import type { Metrics } from '../metrics.js';
+import type { WebCalls } from '../ports.js';
 import type { AgentService } from '../services/agents.js';
 import type { AnalysisService } from '../services/analysis.js';
 import type { BatchReads } from '../services/batch-reads.js';
@@ -48,7 +48,7 @@ export interface AppServices {
   preflight: BatchPreflight;
   idempotency: IdempotencyService;
   live: LiveControlService;
-  webCalls: WebCallProvider;
+  webCalls: WebCalls;
 }
 
 export interface BuildAppOptions {

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { WebCallProvider } from '../../adapters/voice/web-provider.js';
 import { AppError } from '../../domain/errors.js';
+import type { WebCalls } from '../../ports.js';
 import type { AgentService } from '../../services/agents.js';
 import type { BatchReads } from '../../services/batch-reads.js';
 import type { BatchService } from '../../services/batches.js';
@@ -25,7 +25,7 @@ export interface DashboardServices {
   batchReads: BatchReads;
   dashboard: DashboardReads;
   live: LiveControlService;
-  webCalls: WebCallProvider;
+  webCalls: WebCalls;
 }
 
 export type Form = Record<string, string>;

@@ -1,6 +1,6 @@
-import type { WebCallProvider } from '../../adapters/voice/web-provider.js';
-import { WEB_PROVIDER } from '../../adapters/voice/web-provider.js';
+import { WEB_PROVIDER } from '../../domain/call.js';
 import { AppError } from '../../domain/errors.js';
+import type { WebCalls } from '../../ports.js';
 import type { AgentService, AgentView } from '../../services/agents.js';
 import type { CallService } from '../../services/calls.js';
 import type { App } from '../route-kit.js';
@@ -31,7 +31,7 @@ const REFUSALS: Partial<Record<AppError['code'], number>> = {
 export interface TalkServices {
   agents: AgentService;
   calls: CallService;
-  webCalls: WebCallProvider;
+  webCalls: WebCalls;
 }
 
 export function registerTalkRoutes(
