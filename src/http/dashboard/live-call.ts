@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.js';
 import type { LiveControlService } from '../../services/live-control.js';
 import type { App } from '../route-kit.js';
-import { sseSink } from '../routes/v1/call.events.get.js';
+import { sseSink } from '../sse.js';
 import { type Html, html } from './html.js';
 import type { PageGuard } from './page-kit.js';
 
