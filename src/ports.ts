@@ -168,6 +168,29 @@ export interface VoiceProvider {
   close(): Promise<void>;
 }
 
+/** What the transport needs of a WebSocket (a `ws` WebSocket on the server has all of it). */
+export interface WebCallSocket {
+  readonly readyState: number;
+  send(data: Buffer | string): void;
+  close(code?: number, reason?: string): void;
+  on(event: 'message', listener: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
+  off(
+    event: 'message',
+    listener: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void,
+  ): unknown;
+  off(event: 'close', listener: () => void): unknown;
+}
+
+/**
+ * The web calls (the dashboard's "Talk to this agent"), as the HTTP layer uses them: a browser's
+ * call held on its socket until it ends, and every one hung up when the app closes.
+ */
+export interface WebCalls {
+  talk(request: DialRequest, answeredAt: Date, socket: WebCallSocket): Promise<CallEndedEvent>;
+  close(): Promise<void>;
+}
+
 export interface Clock {
   now(): Date;
 }

@@ -13,6 +13,9 @@ export type FinalCallStatus = Exclude<CallStatus, 'ONGOING'>;
 export const CALL_CHANNELS = ['phone', 'web'] as const;
 export type CallChannel = (typeof CALL_CHANNELS)[number];
 
+/** The provider name recorded on web calls (calls.provider) and their dial records. */
+export const WEB_PROVIDER = 'web';
+
 export interface TranscriptEntry {
   role: 'assistant' | 'user';
   content: string;

@@ -15,6 +15,9 @@ export const WEBHOOK_EVENTS = [
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
+/** Where a delivery stands in the outbox: pending until it succeeds or its attempts run out. */
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
 /** The events of one call a single call's `statusCallBackEvents` may ask for. */
 export const CALL_EVENTS = ['call.started', 'call.answered', 'call.completed'] as const;
 export type CallEvent = (typeof CALL_EVENTS)[number];

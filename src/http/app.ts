@@ -4,45 +4,16 @@ import websocket from '@fastify/websocket';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-  type RawReplyDefaultExpression,
-  type RawRequestDefaultExpression,
-  type RawServerDefault,
-  type RouteOptions,
-} from 'fastify';
-import type { WebCallProvider } from '../adapters/voice/web-provider.js';
+import Fastify, { type FastifyReply, type FastifyRequest, LogController, type RouteOptions } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import { representableInstant } from '../domain/input.js';
-import type { Metrics } from '../metrics.js';
-import type { AgentService } from '../services/agents.js';
-import type { AnalysisService } from '../services/analysis.js';
-import type { BatchReads } from '../services/batch-reads.js';
-import type { BatchService } from '../services/batches.js';
-import type { CallIntake } from '../services/calls/intake.js';
-import type { CallReads } from '../services/calls/reads.js';
-import type { CallRecordings } from '../services/calls/recordings.js';
-import type { DashboardReads } from '../services/dashboard.js';
-import type { BatchExport } from '../services/export.js';
-import type { HealthService } from '../services/health.js';
-import type { IdempotencyService } from '../services/idempotency.js';
-import type { KeyService } from '../services/keys.js';
-import type { LiveControlService } from '../services/live-control.js';
-import type { BatchPreflight } from '../services/preflight.js';
-import type { SipTrunkService } from '../services/sip-trunks.js';
-import type { SuppressionService } from '../services/suppressions.js';
-import type { UserService } from '../services/users.js';
-import type { WebhookService } from '../services/webhooks.js';
 import { registerAdminAuth, registerApiAuth } from './auth.js';
-import { registerDashboard } from './dashboard/pages.js';
+import { registerDashboard } from './dashboard/index.js';
 import { TALK_MAX_PAYLOAD } from './dashboard/talk.js';
 import { clientErrorResponse, handleError } from './errors.js';
 import { registerInputChecks } from './input.js';
 import { openApiOptions } from './openapi.js';
+import type { App, BuildAppOptions } from './route-kit.js';
 import { registerAdminAgents } from './routes/admin/agents.js';
 import { registerAdminKeys } from './routes/admin/keys.js';
 import { registerAdminSipTrunks } from './routes/admin/sip-trunks.js';
@@ -79,56 +50,8 @@ import { registerWebhookDeliveries } from './routes/v1/webhooks.deliveries.js';
 import { ErrorBody, errorResponses } from './schemas/common.js';
 import { WEBHOOKS } from './schemas/webhooks.js';
 
-export interface AppServices {
-  keys: KeyService;
-  users: UserService;
-  agents: AgentService;
-  calls: CallIntake;
-  callReads: CallReads;
-  recordings: CallRecordings;
-  health: HealthService;
-  batches: BatchService;
-  batchReads: BatchReads;
-  dashboard: DashboardReads;
-  batchExport: BatchExport;
-  sipTrunks: SipTrunkService;
-  webhooks: WebhookService;
-  analysis: AnalysisService;
-  suppressions: SuppressionService;
-  preflight: BatchPreflight;
-  idempotency: IdempotencyService;
-  live: LiveControlService;
-  webCalls: WebCallProvider;
-}
-
-export interface BuildAppOptions {
-  services: AppServices;
-  /** Signs dashboard sessions (derived key) like it signs API keys. */
-  jwtSecret: string;
-  /** Session cookies get the Secure flag (the public URL is https). */
-  secureCookies: boolean;
-  metrics: Metrics;
-  /** Client addresses allowed to read /metrics without the admin token. */
-  metricsAllow: string[];
-  /** Refreshes the gauges sampled at scrape time. */
-  sampleGauges: () => Promise<void>;
-  adminToken: string;
-  logger: FastifyBaseLogger;
-  /**
-   * One info line a request, `GET /api/v1/calls 200 4.2 ms`, when it is answered (LOG_FORMAT=pretty),
-   * instead of Fastify's two JSON records ("incoming request", "request completed").
-   */
-  conciseRequestLog?: boolean;
-  version: string;
-}
-
-export type App = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
+// The composition (main.ts) names the app's type from here.
+export type { App, AppServices, BuildAppOptions } from './route-kit.js';
 
 /** Default body limit: single-call bodies are small; a batch route raises its own limit. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -314,9 +237,4 @@ function declareCommonErrors(route: RouteOptions): void {
   const declared = (schema.response ?? {}) as Record<string, unknown>;
   const missing = statuses.filter((status) => !(String(status) in declared));
   route.schema = { ...schema, response: { ...declared, ...errorResponses(...missing) } };
-}
-
-/** A `userId` given in a body or query must be the key's own user. */
-export function assertOwnUser(authUserId: string, given: string | undefined): void {
-  if (given !== undefined && given !== authUserId) throw new AppError('FORBIDDEN');
 }

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
 import type { AuthenticatedKey, KeyService } from '../services/keys.js';
-import type { App } from './app.js';
+import type { App } from './route-kit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,8 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Db } from '../adapters/postgres/database.js';
 import { AppError } from '../domain/errors.js';
-import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyService, requestHash } from '../services/idempotency.js';
+import {
+  IDEMPOTENCY_KEY_PATTERN,
+  type IdempotencyClaim,
+  type IdempotencyService,
+  requestHash,
+} from '../services/idempotency.js';
 import { errorBody } from './errors.js';
 
 /** The request headers of an endpoint that takes an Idempotency-Key (for validation and the OpenAPI document). */
@@ -27,8 +31,15 @@ export const ReplayedResponseHeaders = {
   }),
 };
 
+/**
+ * The transaction a creating service runs in, as the idempotency claim takes it. Named from the
+ * service rather than the storage adapter, so the HTTP layer never depends on which database (or
+ * which port) the services use; when their transaction type changes, this follows it.
+ */
+type Tx = Parameters<IdempotencyClaim['complete']>[0];
+
 /** Records the response in the transaction that creates the resource. */
-export type OnCommit<T> = (trx: Db, result: T) => Promise<void>;
+export type OnCommit<T> = (trx: Tx, result: T) => Promise<void>;
 
 /**
  * Runs a creating request under its Idempotency-Key, if it has one: a replay is answered from the

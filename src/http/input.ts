@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import { findInputProblem } from '../domain/input.js';
-import type { App } from './app.js';
 import { invalidParameter } from './errors.js';
+import type { App } from './route-kit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keyExpiry } from '../../src/http/dashboard/pages.js';
+import { keyExpiry } from '../../src/http/dashboard/pages/api-keys.js';
 import { timeLeft } from '../../src/services/batch-reads.js';
 import { everySecond } from '../../src/services/dashboard.js';
 

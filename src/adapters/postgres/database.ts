@@ -7,6 +7,7 @@ import type { CustomTypesConfig } from 'pg';
 import type { EndedReason, ToolCallRecord, TurnMetrics } from '../../domain/agent-call.js';
 import type { BatchContactState, BatchStatus, CallingWindow, ConsentRecord } from '../../domain/batch.js';
 import type { CallChannel, CallStatus, TranscriptEntry } from '../../domain/call.js';
+import type { WebhookDeliveryStatus } from '../../domain/webhooks.js';
 import type { DialState } from '../../ports.js';
 import { DataDirLockedError } from '../../start-errors.js';
 import { PGliteDialect } from './pglite-dialect.js';
@@ -204,7 +205,8 @@ export interface IdempotencyKeysTable {
   created_at: Generated<Date>;
 }
 
-export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+// The type lives in the domain; named here too for the adapter's and services' imports.
+export type { WebhookDeliveryStatus };
 
 export interface WebhookDeliveriesTable {
   id: string;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { billedSeconds } from '../../domain/billing.js';
+import { WEB_PROVIDER } from '../../domain/call.js';
 import type {
   CallEndedEvent,
   DialRecord,
@@ -16,8 +17,8 @@ import { runAnsweredCall } from '../../voice/session.js';
 import { cutOffAfterAnswer } from './cut-off.js';
 import { type WebCallSocket, WebCallTransport } from './web-transport.js';
 
-/** The provider name recorded on web calls (calls.provider) and their dial records. */
-export const WEB_PROVIDER = 'web';
+// Declared in the domain, where the dashboard's web calls name it too.
+export { WEB_PROVIDER };
 
 /** WebSocket close codes of a web call (4000-4999 are the application's, RFC 6455 7.4.2). */
 export const CLOSE_CALL_ENDED = 1000;

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { RecordedFile } from '../../ports.js';
+import type { RecordedFile, WebCallSocket } from '../../ports.js';
 import type { CallTransport, PlayResult } from '../../voice/contracts.js';
 import { WavRecorder } from './rtp.js';
 
@@ -15,19 +15,8 @@ import { WavRecorder } from './rtp.js';
  * closes the connection with the reason, which ends the call as the callee's hang-up.
  */
 
-/** What the transport needs of a WebSocket (a `ws` WebSocket on the server has all of it). */
-export interface WebCallSocket {
-  readonly readyState: number;
-  send(data: Buffer | string): void;
-  close(code?: number, reason?: string): void;
-  on(event: 'message', listener: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void): unknown;
-  on(event: 'close', listener: () => void): unknown;
-  off(
-    event: 'message',
-    listener: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void,
-  ): unknown;
-  off(event: 'close', listener: () => void): unknown;
-}
+// Declared in ports.ts, where the HTTP layer's WebCalls port names it too.
+export type { WebCallSocket };
 
 export interface WebTransportOptions {
   socket: WebCallSocket;

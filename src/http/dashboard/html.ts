@@ -92,3 +92,8 @@ export function formatDuration(seconds: number | null): string {
   const minutes = Math.floor(seconds / 60);
   return minutes > 0 ? `${minutes} min ${seconds % 60} s` : `${seconds} s`;
 }
+
+export function progressBar(percent: number, label: string): Html {
+  const value = Math.max(0, Math.min(100, percent));
+  return html`<progress max="100" value="${value.toFixed(1)}" aria-label="${label}">${value.toFixed(1)}%</progress>`;
+}

@@ -1,10 +1,9 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import type { LiveControlService } from '../../services/live-control.js';
-import type { App } from '../app.js';
-import { sseSink } from '../routes/v1/call.events.get.js';
+import type { App } from '../route-kit.js';
+import { sseSink } from '../sse.js';
 import { type Html, html } from './html.js';
-import type { DashboardSession } from './session.js';
+import type { PageGuard } from './page-kit.js';
 
 /**
  * The call page's live part (issue 17): while a call is up, its transcript as it is said (the
@@ -15,13 +14,10 @@ import type { DashboardSession } from './session.js';
 export function registerLiveCallRoutes(
   app: App,
   live: LiveControlService,
-  guard: {
-    signedIn(request: FastifyRequest, reply: FastifyReply, json?: boolean): Promise<DashboardSession | null>;
-    checkCsrf(request: FastifyRequest, given: unknown): boolean;
-  },
+  { sessions, signedIn }: Pick<PageGuard, 'sessions' | 'signedIn'>,
 ): void {
   app.get('/dashboard/api/calls/:callId/events', async (request, reply) => {
-    const session = await guard.signedIn(request, reply, true);
+    const session = await signedIn(request, reply, true);
     if (!session) return reply;
     const callId = (request.params as { callId: string }).callId;
     try {
@@ -42,10 +38,10 @@ export function registerLiveCallRoutes(
 
   for (const action of ['hangup', 'transfer'] as const) {
     app.post(`/dashboard/calls/:callId/${action}`, async (request, reply) => {
-      const session = await guard.signedIn(request, reply, true);
+      const session = await signedIn(request, reply, true);
       if (!session) return reply;
       const form = (request.body ?? {}) as Record<string, string>;
-      if (!guard.checkCsrf(request, form._csrf)) {
+      if (!sessions.checkCsrf(request, form._csrf)) {
         return reply.status(403).send({ error: 'Forbidden', message: 'This page expired: reload it' });
       }
       const callId = (request.params as { callId: string }).callId;

@@ -1,11 +1,11 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { WebCallProvider } from '../../adapters/voice/web-provider.js';
-import { WEB_PROVIDER } from '../../adapters/voice/web-provider.js';
+import { WEB_PROVIDER } from '../../domain/call.js';
 import { AppError } from '../../domain/errors.js';
+import type { WebCalls } from '../../ports.js';
 import type { AgentService, AgentView } from '../../services/agents.js';
 import type { CallIntake } from '../../services/calls/intake.js';
-import type { App } from '../app.js';
+import type { App } from '../route-kit.js';
 import { formatDate, type Html, html, layout } from './html.js';
+import { type PageGuard, page } from './page-kit.js';
 import type { DashboardSession } from './session.js';
 
 /**
@@ -31,38 +31,32 @@ const REFUSALS: Partial<Record<AppError['code'], number>> = {
 export interface TalkServices {
   agents: AgentService;
   calls: CallIntake;
-  webCalls: WebCallProvider;
+  webCalls: WebCalls;
 }
 
 export function registerTalkRoutes(
   app: App,
   services: TalkServices,
-  guard: {
-    signedIn(request: FastifyRequest, reply: FastifyReply, json?: boolean): Promise<DashboardSession | null>;
-    sameOrigin(request: FastifyRequest): boolean;
-    csrfToken(request: FastifyRequest, reply: FastifyReply): string;
-    page(reply: FastifyReply, status: number, body: string): FastifyReply;
-    notFound(reply: FastifyReply, csrf: string): FastifyReply;
-  },
+  { sessions, signedIn, notFound }: PageGuard,
 ): void {
   app.get('/dashboard/agents', async (request, reply) => {
-    const session = await guard.signedIn(request, reply);
+    const session = await signedIn(request, reply);
     if (!session) return reply;
-    const csrf = guard.csrfToken(request, reply);
+    const csrf = sessions.csrfToken(request, reply);
     const agents = await services.agents.list(session.userId);
-    return guard.page(reply, 200, layout({ title: 'Agents', csrf, active: 'agents' }, agentsPage(agents)));
+    return page(reply, 200, layout({ title: 'Agents', csrf, active: 'agents' }, agentsPage(agents)));
   });
 
   app.get('/dashboard/agents/:agentId', async (request, reply) => {
-    const session = await guard.signedIn(request, reply);
+    const session = await signedIn(request, reply);
     if (!session) return reply;
-    const csrf = guard.csrfToken(request, reply);
+    const csrf = sessions.csrfToken(request, reply);
     const agent = await services.agents.getForUser(
       session.userId,
       (request.params as { agentId: string }).agentId,
     );
-    if (!agent) return guard.notFound(reply, csrf);
-    return guard.page(reply, 200, layout({ title: agent.name, csrf, active: 'agents' }, agentPage(agent)));
+    if (!agent) return notFound(reply, csrf);
+    return page(reply, 200, layout({ title: agent.name, csrf, active: 'agents' }, agentPage(agent)));
   });
 
   app.get(
@@ -71,12 +65,12 @@ export function registerTalkRoutes(
       websocket: true,
       // Decided before the upgrade: nothing of a call is opened for these.
       preValidation: async (request, reply) => {
-        if (!guard.sameOrigin(request)) {
+        if (!sessions.sameOrigin(request)) {
           return reply
             .status(403)
             .send({ error: 'Forbidden', message: 'Open the call from outdial’s own page' });
         }
-        const session = await guard.signedIn(request, reply, true);
+        const session = await signedIn(request, reply, true);
         if (!session) return reply;
         request.talkSession = session;
         return undefined;

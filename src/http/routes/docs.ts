@@ -1,5 +1,5 @@
-import type { App } from '../app.js';
 import { CSP, type Html, html, layout } from '../dashboard/html.js';
+import type { App } from '../route-kit.js';
 
 interface Operation {
   summary?: string;

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../domain/errors.js';
-import type { App, BuildAppOptions } from '../app.js';
 import { bearerToken } from '../auth.js';
+import type { App, BuildAppOptions } from '../route-kit.js';
 
 /**
  * `GET /metrics`: Prometheus text format. Readable with the admin token as a bearer token, or

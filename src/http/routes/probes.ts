@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App, AppServices } from '../app.js';
+import type { App, AppServices } from '../route-kit.js';
 
 /** Unauthenticated probes for orchestrators: no details, just whether to route traffic here. */
 export function registerProbes(app: App, services: Pick<AppServices, 'health'>): void {

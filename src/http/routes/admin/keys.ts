@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App, AppServices } from '../../app.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { adminErrorResponses, Id, Nullable } from '../../schemas/common.js';
 
 const KeyView = Type.Object({

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App, AppServices } from '../../app.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { adminErrorResponses, DateTime, Id, Nullable } from '../../schemas/common.js';
 
 const admin = { tags: ['admin'], security: [{ adminToken: [] }] };

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { App, AppServices } from '../../app.js';
 import { linkNextPage } from '../../paging.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { adminErrorResponses, Id, Nullable, PagingHeaders } from '../../schemas/common.js';
 
 const User = Type.Object({

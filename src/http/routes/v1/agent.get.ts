@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../../domain/errors.js';
-import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import { type App, type AppServices, assertOwnUser } from '../../route-kit.js';
 import { AgentSchema, errorResponses, Id } from '../../schemas/common.js';
 
 export function registerAgentGet(app: App, services: Pick<AppServices, 'agents'>): void {

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../../../domain/errors.js';
-import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { legacySchema, markDeprecated } from '../../paging.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { errorResponses, Id } from '../../schemas/common.js';
 import { BatchStatisticsSchema, LimitParam, parseLimit } from './batch.schemas.js';
 

@@ -2,7 +2,6 @@ import { type Static, Type } from '@sinclair/typebox';
 import { WEEKDAYS, type Weekday } from '../../../domain/batch.js';
 import { CONSENT_LIMITS } from '../../../domain/consent.js';
 import type { BatchAccepted } from '../../../services/batches.js';
-import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import {
   IdempotencyHeaders,
@@ -10,6 +9,7 @@ import {
   ReplayedResponseHeaders,
   withIdempotencyKey,
 } from '../../idempotency.js';
+import { type App, type AppServices, assertOwnUser } from '../../route-kit.js';
 import { errorResponses, Id } from '../../schemas/common.js';
 
 /** A 100,000-contact body is about 16 MB; 32 MB leaves room for long names and metadata. */

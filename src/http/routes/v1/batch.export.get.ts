@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { errorResponses, Id } from '../../schemas/common.js';
 
 export function registerBatchExport(app: App, services: Pick<AppServices, 'batchExport'>): void {

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { BatchStatus } from '../../../domain/batch.js';
-import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { linkNextPage } from '../../paging.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { DateTime, errorResponses, Id, PagedList } from '../../schemas/common.js';
 import { BatchStatusSchema } from './batch.schemas.js';
 

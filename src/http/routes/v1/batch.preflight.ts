@@ -1,8 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { ContactProblem, PreflightInput } from '../../../services/preflight.js';
-import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { type ErrorBody, errorBody, fieldErrorsOf } from '../../errors.js';
+import { type App, type AppServices, assertOwnUser } from '../../route-kit.js';
 import { errorResponses, Nullable } from '../../schemas/common.js';
 import { BATCH_BODY_LIMIT, BatchBody, ContactSchema } from './batch.create.js';
 

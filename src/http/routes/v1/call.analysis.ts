@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { legacySchema, markDeprecated } from '../../paging.js';
+import { type App, type AppServices, assertOwnUser } from '../../route-kit.js';
 import { AnalysedCallFields, errorResponses, Id, MetricSchemaField } from '../../schemas/common.js';
 
 const SummaryBody = Type.Object(

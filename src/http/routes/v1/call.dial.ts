@@ -2,7 +2,6 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CALL_EVENTS, type CallEvent, DEFAULT_CALL_EVENTS } from '../../../domain/webhooks.js';
 import type { DialResult } from '../../../services/calls/intake.js';
-import { type App, type AppServices, assertOwnUser } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import {
   IdempotencyHeaders,
@@ -11,6 +10,7 @@ import {
   withIdempotencyKey,
 } from '../../idempotency.js';
 import { legacySchema, markDeprecated } from '../../paging.js';
+import { type App, type AppServices, assertOwnUser } from '../../route-kit.js';
 import { ErrorBody, errorResponses, Id } from '../../schemas/common.js';
 import { ConsentSchema } from './batch.create.js';
 

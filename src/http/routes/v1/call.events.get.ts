@@ -1,9 +1,8 @@
-import type { ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
-import type { LiveStreamSink } from '../../../services/live-control.js';
-import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { errorResponses } from '../../schemas/common.js';
+import { sseSink } from '../../sse.js';
 import { LiveCallQuery } from './call.live.schemas.js';
 
 const STREAM_DESCRIPTION = `Server-Sent Events (text/event-stream) of one call, from now until it ends. Events, each a JSON \`data\` line with the call's \`callId\`:
@@ -12,35 +11,6 @@ const STREAM_DESCRIPTION = `Server-Sent Events (text/event-stream) of one call, 
 - \`tool-call\`: a tool the agent called (\`call\`: name, arguments, result, error, at, durationMs).
 - \`ended\`: the call's stored final state (status, endedReason, duration, error, transcription, toolCalls); the stream then closes. A call that has already ended gets only this.
 Events from the process holding the call carry an \`id\` (their number in the call). A comment line (\`: heartbeat\`) is sent every 15 s so proxies keep the stream open.`;
-
-/** The response as a stream of Server-Sent Events: `event:`, `id:`, one `data:` line of JSON. */
-export function sseSink(raw: ServerResponse, start: () => void): LiveStreamSink {
-  const write = (text: string) => {
-    if (!raw.writableEnded && !raw.destroyed) raw.write(text);
-  };
-  return {
-    open() {
-      start();
-      raw.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-store',
-        connection: 'keep-alive',
-        // nginx buffers responses unless told otherwise.
-        'x-accel-buffering': 'no',
-      });
-      write(': stream open\n\n');
-    },
-    event(name, data, id) {
-      write(`event: ${name}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`);
-    },
-    comment(text) {
-      write(`: ${text}\n\n`);
-    },
-    end() {
-      if (!raw.writableEnded) raw.end();
-    },
-  };
-}
 
 /** GET /api/v1/call/events: a live call's events as Server-Sent Events. */
 export function registerCallEvents(app: App, services: Pick<AppServices, 'live'>): void {

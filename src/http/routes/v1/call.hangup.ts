@@ -1,5 +1,5 @@
-import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { errorResponses } from '../../schemas/common.js';
 import { LIVE_ERRORS, LIVE_ERRORS_TEXT, LiveActionReply, LiveCallQuery } from './call.live.schemas.js';
 

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { CallStatus } from '../../../domain/call.js';
-import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { linkNextPage } from '../../paging.js';
+import type { App, AppServices } from '../../route-kit.js';
 import {
   CallChannelSchema,
   CallStatusSchema,

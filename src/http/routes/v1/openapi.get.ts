@@ -1,4 +1,4 @@
-import type { App } from '../../app.js';
+import type { App } from '../../route-kit.js';
 
 /** The OpenAPI 3.1 document, generated from the route schemas. Public: it holds no data. */
 export function registerOpenApi(app: App): void {

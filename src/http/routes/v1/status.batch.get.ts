@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { CallStatusSchema, DateTime, errorResponses, Nullable } from '../../schemas/common.js';
 import { BatchIdQuery } from './batch.schemas.js';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { errorResponses } from '../../schemas/common.js';
 
 export function registerSuppressionDelete(app: App, services: Pick<AppServices, 'suppressions'>): void {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { App, AppServices } from '../../app.js';
 import { requireAuth } from '../../auth.js';
 import { linkNextPage } from '../../paging.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { errorResponses, PagedList } from '../../schemas/common.js';
 import { SuppressionSchema } from './suppressions.schemas.js';
 

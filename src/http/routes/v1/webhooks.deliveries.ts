@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { WebhookDeliveryStatus } from '../../../adapters/postgres/database.js';
-import { WEBHOOK_EVENTS, type WebhookEvent } from '../../../domain/webhooks.js';
-import type { App, AppServices } from '../../app.js';
+import { WEBHOOK_EVENTS, type WebhookDeliveryStatus, type WebhookEvent } from '../../../domain/webhooks.js';
 import { requireAuth } from '../../auth.js';
 import { linkNextPage } from '../../paging.js';
+import type { App, AppServices } from '../../route-kit.js';
 import { DateTime, errorResponses, Id, Nullable, PagedList } from '../../schemas/common.js';
 
 const DeliveryStatus = Type.Union([

@@ -1,5 +1,8 @@
-import type { CallListItem } from '../../services/calls/reads.js';
-import { formatDate, formatDuration, type Html, html } from './html.js';
+import { AppError } from '../../../domain/errors.js';
+import type { CallListItem, CallReads } from '../../../services/calls/reads.js';
+import type { App } from '../../route-kit.js';
+import { formatDate, formatDuration, type Html, html, layout } from '../html.js';
+import { type DashboardServices, type PageGuard, page } from '../page-kit.js';
 
 /** Calls on one page of the single-calls list: a day of manual dialing at most, read at a glance. */
 export const CALLS_PAGE_SIZE = 50;
@@ -33,4 +36,34 @@ export function callsPage(items: CallListItem[], nextCursor: string | null, page
         ? html`<a href="/dashboard/calls?cursor=${encodeURIComponent(nextCursor)}" rel="next">Older calls</a>`
         : ''
     }</p>`;
+}
+
+/** `/dashboard/calls`: the single calls, a page at a time. */
+export function registerCallsPage(
+  app: App,
+  services: Pick<DashboardServices, 'callReads'>,
+  { sessions, signedIn }: PageGuard,
+): void {
+  app.get('/dashboard/calls', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    const csrf = sessions.csrfToken(request, reply);
+    const raw = (request.query as { cursor?: unknown }).cursor;
+    const cursor = typeof raw === 'string' && /^call_\w{1,59}$/.test(raw) ? raw : undefined;
+    let result: Awaited<ReturnType<CallReads['list']>>;
+    try {
+      result = await services.callReads.list(session.userId, {
+        singleOnly: true,
+        limit: CALLS_PAGE_SIZE,
+        ...(cursor ? { cursor } : {}),
+      });
+    } catch (error) {
+      // A cursor that names no call of this user's (edited by hand): start from the newest.
+      if (error instanceof AppError && error.code === 'INVALID_PARAMETER')
+        return reply.redirect('/dashboard/calls', 303);
+      throw error;
+    }
+    const body = callsPage(result.items, result.nextCursor, cursor !== undefined);
+    return page(reply, 200, layout({ title: 'Calls', csrf, active: 'calls' }, body));
+  });
 }
