@@ -1,10 +1,7 @@
 import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  PHONE_RATE,
   parseHypotheses,
-  Resampler,
-  resample,
   Semaphore,
   SpeechToolError,
   setTranscriptionConcurrency,
@@ -17,6 +14,8 @@ import {
   type UtteranceEvent,
 } from '../../src/adapters/voice/speech.js';
 import { toneShare } from '../../src/voice/amd.js';
+import { PHONE_RATE } from '../../src/voice/audio/pcm.js';
+import { Resampler, resample } from '../../src/voice/audio/resample.js';
 import { join, silence, tone } from '../helpers/audio.js';
 
 /** These tests run the real tools: espeak-ng, pocketsphinx and pocketsphinx-en-us (Debian). */

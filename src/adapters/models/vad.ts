@@ -13,8 +13,9 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { PHONE_RATE } from '../../voice/audio/pcm.js';
 import type { SpeechDetector, SpeechDetectorOptions } from '../../voice/contracts.js';
-import { EnergyVoicing, PHONE_RATE } from '../voice/speech.js';
+import { EnergyVoicing } from '../voice/speech.js';
 
 // ---------------------------------------------------------------------------------------------
 // End of turn, from per-window speech probabilities

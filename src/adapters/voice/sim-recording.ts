@@ -1,6 +1,7 @@
 import type { TranscriptEntry } from '../../domain/call.js';
-import { PHONE_RATE, Semaphore, SpeechToolError, synthesize } from './speech.js';
-import { synthesizeConversationWav, wavHeader } from './wav.js';
+import { PHONE_RATE } from '../../voice/audio/pcm.js';
+import { synthesizeConversationWav, wavHeader } from '../../voice/audio/wav.js';
+import { Semaphore, SpeechToolError, synthesize } from './speech.js';
 
 /**
  * The simulator's recording of a call: its transcript spoken with espeak-ng, the agent and the

@@ -15,10 +15,10 @@ import {
   type RealtimeEvent,
 } from '../../adapters/models/realtime.js';
 import { EspeakTextToSpeech } from '../../adapters/models/tts.js';
-import { Resampler } from '../../adapters/voice/speech.js';
 import type { EndedReason, TurnMetrics } from '../../domain/agent-call.js';
 import type { TranscriptEntry } from '../../domain/call.js';
 import { heardWords, saysGoodbye } from '../../domain/dialogue.js';
+import { Resampler } from '../audio/resample.js';
 import type {
   ChatToolCall,
   ConversationEngine,
