@@ -7,7 +7,6 @@
  * each turn's latency. See docs/agents.md.
  */
 import type { Logger } from 'pino';
-import { SentenceSplitter } from '../../adapters/models/sentences.js';
 import { EspeakTextToSpeech } from '../../adapters/models/tts.js';
 import type { TurnMetrics } from '../../domain/agent-call.js';
 import { isBackchannel, saysGoodbye } from '../../domain/dialogue.js';
@@ -22,6 +21,7 @@ import type {
   TextToSpeech,
 } from '../contracts.js';
 import type { HttpToolCaller } from '../http-tools.js';
+import { SentenceSplitter } from '../sentences.js';
 import { APOLOGY, speakApology } from './apology.js';
 import { CallTools, sessionPrompt } from './call-tools.js';
 import { AudioReply, bounded, guardedStream, type Heard, type ReplyOutput, TextReply } from './llm-output.js';
