@@ -8,7 +8,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { synthesize, transcribe } from '../../src/adapters/voice/speech.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
+import { transcribe } from '../../src/adapters/speech/pocketsphinx.js';
 import { PHONE_RATE } from '../../src/voice/audio/pcm.js';
 import { resample } from '../../src/voice/audio/resample.js';
 import { decodeWav, encodeWav } from '../../src/voice/audio/wav.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { synthesize } from '../../src/adapters/voice/speech.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
 import { PHONE_RATE } from '../../src/voice/audio/pcm.js';
 import { resample } from '../../src/voice/audio/resample.js';
 import { decodeWav, encodeWav } from '../../src/voice/audio/wav.js';

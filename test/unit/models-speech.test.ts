@@ -7,7 +7,7 @@ import {
   SpeechDecoder,
   wordsPerMinute,
 } from '../../src/adapters/models/tts.js';
-import { synthesize } from '../../src/adapters/voice/speech.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
 import { PHONE_RATE } from '../../src/voice/audio/pcm.js';
 import { resample } from '../../src/voice/audio/resample.js';
 import { encodeWav } from '../../src/voice/audio/wav.js';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type BuiltVoiceModels, buildVoiceModels } from '../../src/adapters/models/index.js';
-import { synthesize } from '../../src/adapters/voice/speech.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
 import type { BargeInEvent } from '../../src/voice/engines/llm.js';
 import { createRealtimeEngine } from '../../src/voice/engines/realtime.js';
 import { runAnsweredCall } from '../../src/voice/session.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { synthesize } from '../../src/adapters/voice/speech.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
 import { ConfigError } from '../../src/config.js';
 import { agentAiSettings } from '../../src/domain/agent-call.js';
 import type { DialAgent } from '../../src/ports.js';

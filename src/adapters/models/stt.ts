@@ -7,7 +7,7 @@ import { Agent, FormData, request } from 'undici';
 import { PHONE_RATE } from '../../voice/audio/pcm.js';
 import { encodeWav } from '../../voice/audio/wav.js';
 import type { SpeechToText } from '../../voice/contracts.js';
-import { transcribe } from '../voice/speech.js';
+import { transcribe } from '../speech/pocketsphinx.js';
 import { ModelError } from './errors.js';
 import { authHeaders, endpointUrl, RequestDeadline, requestFailure, throwStatus } from './http.js';
 import { sttLanguage } from './languages.js';

@@ -9,7 +9,7 @@ import { Agent, request } from 'undici';
 import { PHONE_RATE } from '../../voice/audio/pcm.js';
 import { Resampler } from '../../voice/audio/resample.js';
 import type { SpeechOptions, TextToSpeech } from '../../voice/contracts.js';
-import { synthesize } from '../voice/speech.js';
+import { synthesize } from '../speech/espeak.js';
 import { ModelError } from './errors.js';
 import { authHeaders, endpointUrl, RequestDeadline, requestFailure, throwStatus } from './http.js';
 import { DEFAULT_ESPEAK_VOICE, espeakVoice } from './languages.js';
