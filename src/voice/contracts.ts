@@ -235,10 +235,12 @@ export interface RealtimeLink {
  */
 export type RealtimeConnect = (
   endpoint: RealtimeEndpoint,
-  options: {
-    timeoutMs: number;
-    signal: AbortSignal;
-    onEvent: (event: RealtimeEvent) => void;
-    onEnd: (error: Error) => void;
-  },
+  options: RealtimeConnectOptions,
 ) => Promise<RealtimeLink>;
+
+export interface RealtimeConnectOptions {
+  timeoutMs: number;
+  signal: AbortSignal;
+  onEvent: (event: RealtimeEvent) => void;
+  onEnd: (error: Error) => void;
+}

@@ -5,7 +5,12 @@
  * is the realtime engine's (src/voice/engines/realtime.ts).
  */
 import WebSocket from 'ws';
-import type { RealtimeEndpoint, RealtimeEvent, RealtimeLink } from '../../voice/contracts.js';
+import type {
+  RealtimeConnectOptions,
+  RealtimeEndpoint,
+  RealtimeEvent,
+  RealtimeLink,
+} from '../../voice/contracts.js';
 
 /** The connection failed: it could not be opened, the server closed it, or sent what is not an event. */
 export class RealtimeConnectionError extends Error {
@@ -53,15 +58,7 @@ export class RealtimeConnection implements RealtimeLink {
    * `timeoutMs` or `signal` aborts. `onEnd` is called once if the connection ends other than by
    * `close()`.
    */
-  static open(
-    endpoint: RealtimeEndpoint,
-    options: {
-      timeoutMs: number;
-      signal: AbortSignal;
-      onEvent: (event: RealtimeEvent) => void;
-      onEnd: (error: RealtimeConnectionError) => void;
-    },
-  ): Promise<RealtimeConnection> {
+  static open(endpoint: RealtimeEndpoint, options: RealtimeConnectOptions): Promise<RealtimeConnection> {
     const headers: Record<string, string> = {
       // The session.update fields outdial sends (input_audio_format, turn_detection, ...) are the
       // beta interface's; OpenAI takes them with this header, speaches and LocalAI ignore it.
