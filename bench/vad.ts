@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadSilero, SileroModel, SileroSpeechDetector } from '../src/adapters/models/vad.js';
-import { synthesize } from '../src/adapters/voice/speech.js';
+import { synthesize } from '../src/adapters/speech/espeak.js';
 import { report } from './harness.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 50);

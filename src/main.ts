@@ -9,6 +9,7 @@ import { MemoryLiveCache } from './adapters/memory/live-cache.js';
 import { MemoryLiveChannel } from './adapters/memory/live-channel.js';
 import { MemoryRateLimiter } from './adapters/memory/rate-limiter.js';
 import { buildVoiceModels, modelEndpoints } from './adapters/models/index.js';
+import { RealtimeConnection } from './adapters/models/realtime.js';
 import { EspeakTextToSpeech } from './adapters/models/tts.js';
 import { type DatabaseHandle, openDatabase, type Progress } from './adapters/postgres/database.js';
 import { DbDialRecords } from './adapters/postgres/dial-records.js';
@@ -264,6 +265,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
               url: config.realtimeUrl,
               model: config.realtimeModel,
               apiKey: config.realtimeApiKey,
+              connect: RealtimeConnection.open,
               logger,
               httpTools,
               fallbackTts: new EspeakTextToSpeech(),

@@ -199,3 +199,48 @@ export interface VoiceModels {
   /** A new detector for one call. */
   detector(options: SpeechDetectorOptions): Promise<SpeechDetector>;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Speech-to-speech. Owner: src/adapters/models/realtime.ts (RealtimeConnection.open); the engine
+// that speaks through it: src/voice/engines/realtime.ts.
+// ---------------------------------------------------------------------------------------------
+
+/** An OpenAI Realtime API server (OUTDIAL_REALTIME_URL, OUTDIAL_REALTIME_MODEL, OUTDIAL_REALTIME_API_KEY). */
+export interface RealtimeEndpoint {
+  /** ws:// or wss:// URL; `/realtime` is added when the path does not end with it. */
+  url: string;
+  /** Sent as the `model` query parameter, as OpenAI takes it. */
+  model: string;
+  /** Sent as `Authorization: Bearer <key>`. */
+  apiKey?: string | undefined;
+}
+
+/** A server event: `type` and the event's own fields. */
+export interface RealtimeEvent {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** One call's open connection to the realtime server. */
+export interface RealtimeLink {
+  /** Sends a client event; dropped once the connection has ended. */
+  send(event: RealtimeEvent): void;
+  /** Closes the connection (normal closure); `onEnd` is not called. */
+  close(): void;
+}
+
+/**
+ * Opens one call's connection; rejects when it is not open within `timeoutMs` or `signal`
+ * aborts. `onEnd` is called once if the connection ends other than by `close()`.
+ */
+export type RealtimeConnect = (
+  endpoint: RealtimeEndpoint,
+  options: RealtimeConnectOptions,
+) => Promise<RealtimeLink>;
+
+export interface RealtimeConnectOptions {
+  timeoutMs: number;
+  signal: AbortSignal;
+  onEvent: (event: RealtimeEvent) => void;
+  onEnd: (error: Error) => void;
+}

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { muLawToLinear } from '../../src/adapters/voice/g711.js';
+import { muLawToLinear } from '../../src/voice/audio/g711.js';
 import { writeSpeechWav } from './audio.js';
 import { type Sipp, startSipp } from './sipp.js';
 

@@ -4,7 +4,7 @@
  * like the simulator's, and an audio far end that carries 8 kHz audio both ways in real time
  * (20 ms frames), speaks espeak-ng speech as the callee, and records what the agent played.
  */
-import { synthesize } from '../../src/adapters/voice/speech.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
 import type { CallTransport, PlayResult } from '../../src/voice/contracts.js';
 
 const FRAME = 160;

@@ -8,8 +8,11 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PHONE_RATE, resample, synthesize, transcribe } from '../../src/adapters/voice/speech.js';
-import { decodeWav, encodeWav } from '../../src/adapters/voice/wav.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
+import { transcribe } from '../../src/adapters/speech/pocketsphinx.js';
+import { PHONE_RATE } from '../../src/voice/audio/pcm.js';
+import { resample } from '../../src/voice/audio/resample.js';
+import { decodeWav, encodeWav } from '../../src/voice/audio/wav.js';
 import type { ChatMessage, ChatTool } from '../../src/voice/contracts.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -10,7 +10,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
-import { resample, synthesize } from '../../src/adapters/voice/speech.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
+import { resample } from '../../src/voice/audio/resample.js';
 
 const RATE = 24_000;
 /** Energy analysis window: 20 ms of audio. */

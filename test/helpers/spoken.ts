@@ -1,5 +1,5 @@
+import { synthesize } from '../../src/adapters/speech/espeak.js';
 import { RECORDING_VOICES } from '../../src/adapters/voice/sim-recording.js';
-import { synthesize } from '../../src/adapters/voice/speech.js';
 import type { TranscriptEntry } from '../../src/domain/call.js';
 
 /** The samples of a 16-bit mono WAV file (after its 44-byte header). */

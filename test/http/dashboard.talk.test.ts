@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { synthesize } from '../../src/adapters/voice/speech.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
 import { type Account, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
 import { DashboardClient } from '../helpers/dashboard-client.js';
 import { type ModelServers, startModelServers } from '../helpers/model-servers.js';

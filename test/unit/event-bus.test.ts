@@ -48,7 +48,7 @@ describe('EventBus', () => {
     expect(seen).toEqual(['call_2']);
     expect(lines).toHaveLength(1);
     expect(lines[0]?.fields).toMatchObject({ event: 'ended', subscriber: 'broken' });
-    expect((lines[0]?.fields.err as Error).message).toBe('cache down');
+    expect(lines[0]?.fields.err).toMatchObject({ message: 'cache down' });
   });
 
   it('refuses a second subscriber with the same name on one event', () => {

@@ -6,7 +6,7 @@ import {
   encodeALaw,
   encodeMuLaw,
   muLawToLinear,
-} from '../../src/adapters/voice/g711.js';
+} from '../../src/voice/audio/g711.js';
 
 /** Every 16-bit sample, from -32768 to 32767. */
 const everySample = Int16Array.from({ length: 65536 }, (_, i) => i - 32768);

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type BuiltVoiceModels, buildVoiceModels } from '../../src/adapters/models/index.js';
+import { EspeakTextToSpeech } from '../../src/adapters/models/tts.js';
 import { type BargeInEvent, createLlmEngine } from '../../src/voice/engines/llm.js';
 import { runAnsweredCall } from '../../src/voice/session.js';
 import { agentFor } from '../helpers/agents.js';
@@ -62,6 +63,8 @@ async function call(
     contact: { id: 'cnt_1', name: 'Priya Shah' },
     variables: { name: 'Priya Shah', firstName: 'Priya' },
     engine: createLlmEngine({
+      // As main.ts gives it: espeak-ng speaks the apology when the call's text-to-speech is down.
+      fallbackTts: new EspeakTextToSpeech(),
       modelTimeoutMs: 5000,
       onBargeIn: (event) => options.bargeIns?.push(event),
     }),

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PHONE_RATE, resample, synthesize } from '../../src/adapters/voice/speech.js';
-import { decodeWav, encodeWav } from '../../src/adapters/voice/wav.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
+import { PHONE_RATE } from '../../src/voice/audio/pcm.js';
+import { resample } from '../../src/voice/audio/resample.js';
+import { decodeWav, encodeWav } from '../../src/voice/audio/wav.js';
 import { join, silence } from '../helpers/audio.js';
 import {
   type ChatServer,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildVoiceModels, modelEndpoints } from '../../src/adapters/models/index.js';
 import { SileroSpeechDetector } from '../../src/adapters/models/vad.js';
-import { synthesize } from '../../src/adapters/voice/speech.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
 import { loadConfig } from '../../src/config.js';
 import { startChatServer, startSttServer, startTtsServer } from '../helpers/model-servers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SentenceSplitter } from '../../src/adapters/models/sentences.js';
+import { SentenceSplitter } from '../../src/voice/sentences.js';
 
 /** Feeds the text in the given pieces; returns what came out after each piece, then the flush. */
 function stream(pieces: string[], splitter = new SentenceSplitter()): { steps: string[][]; rest: string[] } {

@@ -7,8 +7,10 @@ import {
   SpeechDecoder,
   wordsPerMinute,
 } from '../../src/adapters/models/tts.js';
-import { PHONE_RATE, resample, synthesize } from '../../src/adapters/voice/speech.js';
-import { encodeWav } from '../../src/adapters/voice/wav.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
+import { PHONE_RATE } from '../../src/voice/audio/pcm.js';
+import { resample } from '../../src/voice/audio/resample.js';
+import { encodeWav } from '../../src/voice/audio/wav.js';
 import { join, silence } from '../helpers/audio.js';
 import {
   downUrl,

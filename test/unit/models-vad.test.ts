@@ -6,7 +6,8 @@ import {
   loadSilero,
   SileroSpeechDetector,
 } from '../../src/adapters/models/vad.js';
-import { PHONE_RATE, synthesize } from '../../src/adapters/voice/speech.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
+import { PHONE_RATE } from '../../src/voice/audio/pcm.js';
 import type { SpeechDetector, SpeechDetectorOptions } from '../../src/voice/contracts.js';
 import { join, silence, tone } from '../helpers/audio.js';
 

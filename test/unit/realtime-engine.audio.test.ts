@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type BuiltVoiceModels, buildVoiceModels } from '../../src/adapters/models/index.js';
-import { synthesize } from '../../src/adapters/voice/speech.js';
+import { RealtimeConnection } from '../../src/adapters/models/realtime.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
 import type { BargeInEvent } from '../../src/voice/engines/llm.js';
 import { createRealtimeEngine } from '../../src/voice/engines/realtime.js';
 import { runAnsweredCall } from '../../src/voice/session.js';
@@ -61,6 +62,7 @@ async function call(
       url: options.url ?? server.url,
       model: 'test-realtime',
       apiKey: 'rt-key-1',
+      connect: RealtimeConnection.open,
       httpTools,
       modelTimeoutMs: options.modelTimeoutMs ?? 5000,
       onBargeIn: (event) => options.bargeIns?.push(event),

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeALaw, decodeMuLaw, encodeALaw, encodeMuLaw } from '../../src/adapters/voice/g711.js';
 import { RtpSession, type RtpSessionOptions } from '../../src/adapters/voice/rtp.js';
 import { toneShare } from '../../src/voice/amd.js';
+import { decodeALaw, decodeMuLaw, encodeALaw, encodeMuLaw } from '../../src/voice/audio/g711.js';
 import { join, tone } from '../helpers/audio.js';
 
 /** RTP on real UDP sockets over loopback: two sessions talking, a misbehaving relay, raw packets. */

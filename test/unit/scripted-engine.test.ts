@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { synthesize } from '../../src/adapters/voice/speech.js';
+import { RealtimeConnection } from '../../src/adapters/models/realtime.js';
+import { synthesize } from '../../src/adapters/speech/espeak.js';
 import { ConfigError } from '../../src/config.js';
 import { agentAiSettings } from '../../src/domain/agent-call.js';
 import type { DialAgent } from '../../src/ports.js';
@@ -89,7 +90,7 @@ describe('OUTDIAL_CONVERSATION_ENGINE', () => {
 
   it('loads the realtime engine when its server is configured', async () => {
     const engine = await loadConversationEngine('realtime', {
-      realtime: { url: 'ws://127.0.0.1:9/v1', model: 'gpt-realtime' },
+      realtime: { url: 'ws://127.0.0.1:9/v1', model: 'gpt-realtime', connect: RealtimeConnection.open },
     });
     expect(engine.name).toBe('realtime');
   });

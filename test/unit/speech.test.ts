@@ -1,22 +1,17 @@
 import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { UtteranceDetector, type UtteranceEvent } from '../../src/adapters/models/vad.js';
+import { synthesisCacheSize, synthesize } from '../../src/adapters/speech/espeak.js';
 import {
-  PHONE_RATE,
   parseHypotheses,
-  Resampler,
-  resample,
-  Semaphore,
-  SpeechToolError,
   setTranscriptionConcurrency,
-  speechToolsAvailable,
-  synthesisCacheSize,
-  synthesize,
   transcribe,
   transcriptionLoad,
-  UtteranceDetector,
-  type UtteranceEvent,
-} from '../../src/adapters/voice/speech.js';
+} from '../../src/adapters/speech/pocketsphinx.js';
+import { Semaphore, SpeechToolError, speechToolsAvailable } from '../../src/adapters/speech/tools.js';
 import { toneShare } from '../../src/voice/amd.js';
+import { PHONE_RATE } from '../../src/voice/audio/pcm.js';
+import { Resampler, resample } from '../../src/voice/audio/resample.js';
 import { join, silence, tone } from '../helpers/audio.js';
 
 /** These tests run the real tools: espeak-ng, pocketsphinx and pocketsphinx-en-us (Debian). */

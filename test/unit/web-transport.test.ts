@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import { decodeWav } from '../../src/adapters/voice/wav.js';
 import { WebCallTransport } from '../../src/adapters/voice/web-transport.js';
+import { decodeWav } from '../../src/voice/audio/wav.js';
 
 /**
  * The browser's transport of a web call over a real WebSocket pair on loopback: the client's PCM

@@ -5,21 +5,12 @@
  * is the realtime engine's (src/voice/engines/realtime.ts).
  */
 import WebSocket from 'ws';
-
-export interface RealtimeEndpoint {
-  /** ws:// or wss:// URL; `/realtime` is added when the path does not end with it. */
-  url: string;
-  /** Sent as the `model` query parameter, as OpenAI takes it. */
-  model: string;
-  /** Sent as `Authorization: Bearer <key>`. */
-  apiKey?: string | undefined;
-}
-
-/** A server event: `type` and the event's own fields. */
-export interface RealtimeEvent {
-  type: string;
-  [field: string]: unknown;
-}
+import type {
+  RealtimeConnectOptions,
+  RealtimeEndpoint,
+  RealtimeEvent,
+  RealtimeLink,
+} from '../../voice/contracts.js';
 
 /** The connection failed: it could not be opened, the server closed it, or sent what is not an event. */
 export class RealtimeConnectionError extends Error {
@@ -37,7 +28,8 @@ export function realtimeUrl(endpoint: RealtimeEndpoint): string {
   return url.toString();
 }
 
-export class RealtimeConnection {
+/** One call's connection: the RealtimeConnect port of src/voice/contracts.ts is `RealtimeConnection.open`. */
+export class RealtimeConnection implements RealtimeLink {
   private ended = false;
 
   private constructor(
@@ -66,15 +58,7 @@ export class RealtimeConnection {
    * `timeoutMs` or `signal` aborts. `onEnd` is called once if the connection ends other than by
    * `close()`.
    */
-  static open(
-    endpoint: RealtimeEndpoint,
-    options: {
-      timeoutMs: number;
-      signal: AbortSignal;
-      onEvent: (event: RealtimeEvent) => void;
-      onEnd: (error: RealtimeConnectionError) => void;
-    },
-  ): Promise<RealtimeConnection> {
+  static open(endpoint: RealtimeEndpoint, options: RealtimeConnectOptions): Promise<RealtimeConnection> {
     const headers: Record<string, string> = {
       // The session.update fields outdial sends (input_audio_format, turn_detection, ...) are the
       // beta interface's; OpenAI takes them with this header, speaches and LocalAI ignore it.

@@ -4,9 +4,10 @@
  */
 // undici's own FormData: its request() does not take the one Node's globals come with.
 import { Agent, FormData, request } from 'undici';
+import { PHONE_RATE } from '../../voice/audio/pcm.js';
+import { encodeWav } from '../../voice/audio/wav.js';
 import type { SpeechToText } from '../../voice/contracts.js';
-import { PHONE_RATE, transcribe } from '../voice/speech.js';
-import { encodeWav } from '../voice/wav.js';
+import { transcribe } from '../speech/pocketsphinx.js';
 import { ModelError } from './errors.js';
 import { authHeaders, endpointUrl, RequestDeadline, requestFailure, throwStatus } from './http.js';
 import { sttLanguage } from './languages.js';

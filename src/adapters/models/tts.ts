@@ -6,8 +6,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
+import { PHONE_RATE } from '../../voice/audio/pcm.js';
+import { Resampler } from '../../voice/audio/resample.js';
 import type { SpeechOptions, TextToSpeech } from '../../voice/contracts.js';
-import { PHONE_RATE, Resampler, synthesize } from '../voice/speech.js';
+import { synthesize } from '../speech/espeak.js';
 import { ModelError } from './errors.js';
 import { authHeaders, endpointUrl, RequestDeadline, requestFailure, throwStatus } from './http.js';
 import { DEFAULT_ESPEAK_VOICE, espeakVoice } from './languages.js';

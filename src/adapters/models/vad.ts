@@ -13,8 +13,8 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { PHONE_RATE } from '../../voice/audio/pcm.js';
 import type { SpeechDetector, SpeechDetectorOptions } from '../../voice/contracts.js';
-import { EnergyVoicing, PHONE_RATE } from '../voice/speech.js';
 
 // ---------------------------------------------------------------------------------------------
 // End of turn, from per-window speech probabilities
@@ -416,6 +416,239 @@ export class SileroSpeechDetector implements SpeechDetector {
         this.#pump();
       },
     );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Energy voicing and the scripted engine's utterance detector
+
+export interface UtteranceDetectorOptions {
+  /** Rate of the frames pushed; 8000 unless given. */
+  sampleRate?: number;
+  /** Silence after speech that ends the utterance. */
+  endSilenceMs?: number;
+  /** An utterance is cut (and handed back) at this length, leading context included. */
+  maxUtteranceMs?: number;
+  /** Audio kept from before the start, so that soft first consonants are not lost. */
+  leadingMs?: number;
+  /** Silence kept after the last speech of an utterance. */
+  trailingMs?: number;
+  /** Voiced audio needed to start an utterance: a click or a cough shorter than this is not one. */
+  minSpeechMs?: number;
+  /** A frame is voiced when its level is this far above the noise floor... */
+  marginDb?: number;
+  /** ...and above this absolute level (dB relative to full scale). */
+  minLevelDb?: number;
+}
+
+export interface UtteranceEvent {
+  /** An utterance began with this frame. */
+  started?: boolean;
+  /** A finished utterance: leading context, the speech, and `trailingMs` of what followed. */
+  utterance?: Int16Array;
+  /** Why it ended: enough silence, or the length limit. */
+  reason?: 'silence' | 'max-length';
+}
+
+const DETECTOR_DEFAULTS: Required<UtteranceDetectorOptions> = {
+  sampleRate: PHONE_RATE,
+  endSilenceMs: 700,
+  maxUtteranceMs: 15_000,
+  leadingMs: 200,
+  trailingMs: 200,
+  minSpeechMs: 60,
+  // Speech syllables sit 20-40 dB above a phone line's hiss; 10 dB keeps soft endings voiced.
+  marginDb: 10,
+  // -50 dBFS is an RMS of about 100: quieter is line noise, not a voice.
+  minLevelDb: -50,
+};
+
+/** The noise floor falls fast (to track quiet gaps between words) and rises slowly, 3 dB a second. */
+const FLOOR_FALL = 0.3;
+const FLOOR_RISE_DB_PER_SECOND = 3;
+const SILENCE_DB = -96;
+
+function levelDb(frame: Int16Array): number {
+  if (frame.length === 0) return SILENCE_DB;
+  let sum = 0;
+  for (const sample of frame) sum += sample * sample;
+  const rms = Math.sqrt(sum / frame.length) / 32768;
+  return rms > 0 ? Math.max(SILENCE_DB, 20 * Math.log10(rms)) : SILENCE_DB;
+}
+
+/**
+ * Whether a frame is voiced, by its level against an adaptive noise floor: the energy voice
+ * activity of the utterance detector, and of the LLM engine when Silero VAD cannot load.
+ */
+export class EnergyVoicing {
+  readonly #sampleRate: number;
+  readonly #marginDb: number;
+  readonly #minLevelDb: number;
+  /** The line's noise level; the first frame sets it (nobody speaks in the first 20 ms of a call). */
+  #floorDb: number | null = null;
+
+  constructor(options: Pick<UtteranceDetectorOptions, 'sampleRate' | 'marginDb' | 'minLevelDb'> = {}) {
+    this.#sampleRate = options.sampleRate ?? DETECTOR_DEFAULTS.sampleRate;
+    this.#marginDb = options.marginDb ?? DETECTOR_DEFAULTS.marginDb;
+    this.#minLevelDb = options.minLevelDb ?? DETECTOR_DEFAULTS.minLevelDb;
+  }
+
+  voiced(frame: Int16Array): boolean {
+    const level = levelDb(frame);
+    const floor = this.#floorDb ?? level;
+    const voiced = level >= this.#minLevelDb && level >= floor + this.#marginDb;
+    if (level < floor) this.#floorDb = floor + (level - floor) * FLOOR_FALL;
+    else {
+      const rise = (FLOOR_RISE_DB_PER_SECOND * frame.length) / this.#sampleRate;
+      this.#floorDb = Math.min(level, floor + rise);
+    }
+    return voiced;
+  }
+
+  /** Forgets the learnt noise floor. */
+  reset(): void {
+    this.#floorDb = null;
+  }
+}
+
+/**
+ * Energy-based voice activity with an adaptive noise floor. Feed it the received audio in frames
+ * (20 ms, 160 samples at 8 kHz, is usual; any length works): it says when an utterance starts and
+ * hands back the whole utterance once `endSilenceMs` of silence follows it, or once it reaches
+ * `maxUtteranceMs` (then the next voiced frames start a new one).
+ */
+export class UtteranceDetector {
+  readonly #o: Required<UtteranceDetectorOptions>;
+  /** The durations of the options, in samples. */
+  readonly #endSilence: number;
+  readonly #limit: number;
+  readonly #leading: number;
+  readonly #trailing: number;
+  readonly #minSpeech: number;
+  readonly #voicing: EnergyVoicing;
+  /** Recent frames while idle, for the leading context. */
+  #recent: Int16Array[] = [];
+  #recentSamples = 0;
+  /** Voiced audio seen while idle, not yet long enough to start. */
+  #candidateSamples = 0;
+  /** The utterance so far, when in one. */
+  #frames: Int16Array[] | null = null;
+  #samples = 0;
+  /** Samples since the last voiced frame, and the utterance's length at that frame. */
+  #silentSamples = 0;
+  #voicedEnd = 0;
+
+  constructor(options: UtteranceDetectorOptions = {}) {
+    this.#o = { ...DETECTOR_DEFAULTS, ...options };
+    const samples = (ms: number) => Math.round((ms * this.#o.sampleRate) / 1000);
+    this.#endSilence = samples(this.#o.endSilenceMs);
+    this.#limit = samples(this.#o.maxUtteranceMs);
+    this.#leading = samples(this.#o.leadingMs);
+    this.#trailing = samples(this.#o.trailingMs);
+    this.#minSpeech = samples(this.#o.minSpeechMs);
+    this.#voicing = new EnergyVoicing(this.#o);
+    if (this.#limit <= this.#leading + this.#minSpeech) {
+      throw new RangeError('UtteranceDetector: maxUtteranceMs must exceed leadingMs + minSpeechMs');
+    }
+  }
+
+  /** Whether an utterance is under way. */
+  get inUtterance(): boolean {
+    return this.#frames !== null;
+  }
+
+  push(frame: Int16Array): UtteranceEvent {
+    const voiced = this.#voicing.voiced(frame);
+    const copy = frame.slice();
+    if (this.#frames === null) return this.#idle(copy, voiced);
+
+    this.#frames.push(copy);
+    this.#samples += copy.length;
+    if (voiced) {
+      this.#silentSamples = 0;
+      this.#voicedEnd = this.#samples;
+    } else this.#silentSamples += copy.length;
+
+    if (this.#silentSamples >= this.#endSilence) {
+      return { utterance: this.#finish(this.#speechEnd()), reason: 'silence' };
+    }
+    if (this.#samples >= this.#limit) {
+      // Cut at the limit, or where the speech stopped if that was more than `trailingMs` ago.
+      const keep = this.#silentSamples > this.#trailing ? this.#speechEnd() : this.#limit;
+      const all = this.#finish(this.#samples);
+      // What follows the cut is context for the next utterance, which starts as soon as the
+      // speech is heard to go on (`minSpeechMs`), so no audio falls between the two.
+      const step = Math.max(copy.length, 1);
+      for (let at = keep; at < all.length; at += step) this.#remember(all.slice(at, at + step));
+      return { utterance: all.slice(0, keep), reason: 'max-length' };
+    }
+    return {};
+  }
+
+  /** Ends the call: hands back the utterance under way, if any (its trailing silence trimmed). */
+  flush(): Int16Array | undefined {
+    return this.#frames === null ? undefined : this.#finish(this.#speechEnd());
+  }
+
+  /** Forgets everything, including the learnt noise floor. */
+  reset(): void {
+    this.#voicing.reset();
+    this.#recent = [];
+    this.#recentSamples = 0;
+    this.#candidateSamples = 0;
+    this.#finish(0);
+  }
+
+  /** The utterance's length up to `trailingMs` after its last voiced frame. */
+  #speechEnd(): number {
+    return Math.min(this.#samples, this.#voicedEnd + this.#trailing);
+  }
+
+  #remember(frame: Int16Array): void {
+    this.#recent.push(frame);
+    this.#recentSamples += frame.length;
+  }
+
+  #idle(frame: Int16Array, voiced: boolean): UtteranceEvent {
+    this.#remember(frame);
+    this.#candidateSamples = voiced ? this.#candidateSamples + frame.length : 0;
+    // Keep the voiced run so far and up to `leadingMs` before it.
+    this.#trimRecent(this.#candidateSamples + this.#leading);
+    if (this.#candidateSamples < this.#minSpeech) return {};
+    this.#frames = this.#recent;
+    this.#samples = this.#recentSamples;
+    this.#voicedEnd = this.#samples;
+    this.#silentSamples = 0;
+    this.#recent = [];
+    this.#recentSamples = 0;
+    this.#candidateSamples = 0;
+    return { started: true };
+  }
+
+  /** Drops whole frames from the front while the rest still holds `wanted` samples. */
+  #trimRecent(wanted: number): void {
+    for (let first = this.#recent[0]; first; first = this.#recent[0]) {
+      if (this.#recentSamples - first.length < wanted) break;
+      this.#recent.shift();
+      this.#recentSamples -= first.length;
+    }
+  }
+
+  /** Ends the utterance under way, returning its first `keep` samples. */
+  #finish(keep: number): Int16Array {
+    const out = new Int16Array(keep);
+    let at = 0;
+    for (const frame of this.#frames ?? []) {
+      if (at >= keep) break;
+      const part = frame.subarray(0, keep - at);
+      out.set(part, at);
+      at += part.length;
+    }
+    this.#frames = null;
+    this.#samples = 0;
+    this.#silentSamples = 0;
+    this.#voicedEnd = 0;
+    return out;
   }
 }
 

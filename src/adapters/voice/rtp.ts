@@ -5,9 +5,9 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { endianness } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { aLawToLinear, encodeALawInto, encodeMuLawInto, muLawToLinear } from '../../voice/audio/g711.js';
+import { wavHeader } from '../../voice/audio/wav.js';
 import type { PlayResult } from '../../voice/contracts.js';
-import { aLawToLinear, encodeALawInto, encodeMuLawInto, muLawToLinear } from './g711.js';
-import { wavHeader } from './wav.js';
 
 /**
  * The media path of an answered SIP call: G.711 audio over RTP (RFC 3550, with the audio profile

@@ -1,6 +1,8 @@
 import type { TranscriptEntry } from '../../domain/call.js';
-import { PHONE_RATE, Semaphore, SpeechToolError, synthesize } from './speech.js';
-import { synthesizeConversationWav, wavHeader } from './wav.js';
+import { PHONE_RATE } from '../../voice/audio/pcm.js';
+import { synthesizeConversationWav, wavHeader } from '../../voice/audio/wav.js';
+import { synthesize } from '../speech/espeak.js';
+import { Semaphore, SpeechToolError } from '../speech/tools.js';
 
 /**
  * The simulator's recording of a call: its transcript spoken with espeak-ng, the agent and the

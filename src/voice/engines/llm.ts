@@ -7,8 +7,6 @@
  * each turn's latency. See docs/agents.md.
  */
 import type { Logger } from 'pino';
-import { SentenceSplitter } from '../../adapters/models/sentences.js';
-import { EspeakTextToSpeech } from '../../adapters/models/tts.js';
 import type { TurnMetrics } from '../../domain/agent-call.js';
 import { isBackchannel, saysGoodbye } from '../../domain/dialogue.js';
 import type {
@@ -22,6 +20,7 @@ import type {
   TextToSpeech,
 } from '../contracts.js';
 import type { HttpToolCaller } from '../http-tools.js';
+import { SentenceSplitter } from '../sentences.js';
 import { APOLOGY, speakApology } from './apology.js';
 import { CallTools, sessionPrompt } from './call-tools.js';
 import { AudioReply, bounded, guardedStream, type Heard, type ReplyOutput, TextReply } from './llm-output.js';
@@ -31,7 +30,10 @@ export interface LlmEngineOptions {
   logger?: Logger;
   /** Calls the agents' HTTP tools; without it, an HTTP tool the model calls fails (the model is told). */
   httpTools?: HttpToolCaller | null;
-  /** Speaks the apology when the call's own text-to-speech failed (espeak-ng by default). */
+  /**
+   * Speaks the apology when the call's own text-to-speech failed (main.ts gives espeak-ng); without
+   * it, the call's own voice is tried.
+   */
   fallbackTts?: TextToSpeech;
   /** Silence that ends the callee's turn (default 500 ms). */
   endSilenceMs?: number;
@@ -146,7 +148,6 @@ class LlmConversation {
   private readonly cleanups: Array<() => void> = [];
   private readonly modelTimeoutMs: number;
   private readonly maxToolRounds: number;
-  private espeak: TextToSpeech | null = null;
   private failing = false;
   private readonly callTools: CallTools;
 
@@ -720,17 +721,17 @@ class LlmConversation {
         session.sayText(APOLOGY);
         session.addTurn('assistant', APOLOGY);
       } else {
-        const voices = stage === 'tts' ? [this.fallbackTts()] : [session.models.tts, this.fallbackTts()];
+        const fallback = this.options.fallbackTts;
+        const voices = !fallback
+          ? [session.models.tts]
+          : stage === 'tts'
+            ? [fallback]
+            : [session.models.tts, fallback];
         await speakApology(session, voices, this.modelTimeoutMs, this.log);
       }
     } finally {
       this.end('error', error instanceof Error ? error.message : String(error));
     }
-  }
-
-  private fallbackTts(): TextToSpeech {
-    this.espeak ??= this.options.fallbackTts ?? new EspeakTextToSpeech();
-    return this.espeak;
   }
 }
 

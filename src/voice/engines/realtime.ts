@@ -9,21 +9,19 @@
  * the call with `error` after the apology. See docs/agents.md.
  */
 import type { Logger } from 'pino';
-import {
-  RealtimeConnection,
-  type RealtimeEndpoint,
-  type RealtimeEvent,
-} from '../../adapters/models/realtime.js';
-import { EspeakTextToSpeech } from '../../adapters/models/tts.js';
-import { Resampler } from '../../adapters/voice/speech.js';
 import type { EndedReason, TurnMetrics } from '../../domain/agent-call.js';
 import type { TranscriptEntry } from '../../domain/call.js';
 import { heardWords, saysGoodbye } from '../../domain/dialogue.js';
+import { Resampler } from '../audio/resample.js';
 import type {
   ChatToolCall,
   ConversationEngine,
   ConversationSession,
   PlayResult,
+  RealtimeConnect,
+  RealtimeEndpoint,
+  RealtimeEvent,
+  RealtimeLink,
   TextToSpeech,
 } from '../contracts.js';
 import type { HttpToolCaller } from '../http-tools.js';
@@ -33,10 +31,12 @@ import type { BargeInEvent } from './llm.js';
 import { chatTools } from './llm-tools.js';
 
 export interface RealtimeEngineOptions extends RealtimeEndpoint {
+  /** Opens a call's connection to the server (main.ts gives RealtimeConnection.open). */
+  connect: RealtimeConnect;
   logger?: Logger;
   /** Calls the agents' HTTP tools; without it, an HTTP tool the model calls fails (the model is told). */
   httpTools?: HttpToolCaller | null;
-  /** Speaks the apology when the model fails (after the call's own text-to-speech; espeak-ng by default). */
+  /** Speaks the apology when the model fails, after the call's own text-to-speech (main.ts gives espeak-ng). */
   fallbackTts?: TextToSpeech;
   /** Longest wait on the server: the connection, and the next event while a reply is awaited (default 10 s). */
   modelTimeoutMs?: number;
@@ -112,7 +112,7 @@ class RealtimeConversation {
   private readonly log: Logger | undefined;
   private readonly modelTimeoutMs: number;
   private readonly callTools: CallTools;
-  private connection: RealtimeConnection | null = null;
+  private connection: RealtimeLink | null = null;
   private readonly replies = new Map<string, Reply>();
   /** Replies asked for by say() and not yet created, by the tag in their metadata. */
   private readonly asked = new Map<string, () => void>();
@@ -165,7 +165,7 @@ class RealtimeConversation {
       );
     }
     try {
-      this.connection = await RealtimeConnection.open(this.options, {
+      this.connection = await this.options.connect(this.options, {
         timeoutMs: this.modelTimeoutMs,
         signal: session.signal,
         onEvent: (event) => this.onEvent(event),
@@ -672,8 +672,9 @@ class RealtimeConversation {
     this.session.stopPlayback();
     this.finish();
     try {
-      const fallback = this.options.fallbackTts ?? new EspeakTextToSpeech();
-      await speakApology(this.session, [this.session.models.tts, fallback], this.modelTimeoutMs, this.log);
+      const fallback = this.options.fallbackTts;
+      const voices = fallback ? [this.session.models.tts, fallback] : [this.session.models.tts];
+      await speakApology(this.session, voices, this.modelTimeoutMs, this.log);
     } finally {
       this.session.hangup('error', error instanceof Error ? error.message : String(error));
     }

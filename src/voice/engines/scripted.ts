@@ -1,4 +1,6 @@
-import { synthesize, transcribe, UtteranceDetector } from '../../adapters/voice/speech.js';
+import { UtteranceDetector } from '../../adapters/models/vad.js';
+import { synthesize } from '../../adapters/speech/espeak.js';
+import { transcribe } from '../../adapters/speech/pocketsphinx.js';
 import type { DialAgent } from '../../ports.js';
 import type { ConversationEngine, ConversationSession } from '../contracts.js';
 

@@ -19,9 +19,9 @@ import type {
 } from '../../../ports.js';
 import type { ConversationEngine, VoiceModels } from '../../../voice/contracts.js';
 import { runAnsweredCall } from '../../../voice/session.js';
+import { speechToolsAvailable } from '../../speech/tools.js';
 import { cutOffAfterAnswer, lastHeartbeat } from '../cut-off.js';
 import { RtpSession } from '../rtp.js';
-import { speechToolsAvailable } from '../speech.js';
 import { parseSdpAnswer } from './message.js';
 import { SipCallTransport } from './transport.js';
 import { TrunkGate } from './trunk-gate.js';
