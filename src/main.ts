@@ -13,6 +13,7 @@ import { EspeakTextToSpeech } from './adapters/models/tts.js';
 import { type DatabaseHandle, openDatabase, type Progress } from './adapters/postgres/database.js';
 import { DbDialRecords } from './adapters/postgres/dial-records.js';
 import { migrate, versionRange } from './adapters/postgres/migrate.js';
+import { pgStore } from './adapters/postgres/store.js';
 import { LocalDiskRecordings } from './adapters/recordings/local-disk.js';
 import { RedisLeases } from './adapters/redis/leases.js';
 import type { RedisLiveCache } from './adapters/redis/live-cache.js';
@@ -348,6 +349,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
     const deps: Deps = {
       config,
+      store: pgStore(database.db),
       db: database.db,
       cache,
       provider,

@@ -3,11 +3,15 @@ import type { Db } from '../adapters/postgres/database.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import type { Clock, DialRecords, LiveCache, VoiceProvider } from '../ports.js';
+import type { Store } from '../store/index.js';
 import type { Sealer } from './sealing.js';
 
 /** What every service receives: built once in main.ts, passed down as one object. */
 export interface Deps {
   config: Config;
+  /** The database, through its repositories (src/store/). */
+  store: Store;
+  /** Transitional (issue 23): the Kysely handle, for the code not yet behind `store`. */
   db: Db;
   cache: LiveCache;
   provider: VoiceProvider;

@@ -1,0 +1,24 @@
+import type { KeysRepo } from './keys.js';
+import type { LocksRepo } from './locks.js';
+import type { SessionsRepo } from './sessions.js';
+import type { UsersRepo } from './users.js';
+
+/**
+ * The Store port: every read and write of the database goes through one of these repositories.
+ * The PostgreSQL/PGlite implementation is `adapters/postgres/store.ts`; its queries live in
+ * `adapters/postgres/repos/`.
+ */
+export interface Repos {
+  users: UsersRepo;
+  keys: KeysRepo;
+  sessions: SessionsRepo;
+  locks: LocksRepo;
+}
+
+export interface Store extends Repos {
+  /**
+   * Runs `fn` in one transaction: every repository it is given reads and writes inside it, and
+   * the whole is rolled back if `fn` throws. Code called from `fn` takes the `repos`, not the Store.
+   */
+  tx<T>(fn: (repos: Repos) => Promise<T>): Promise<T>;
+}
