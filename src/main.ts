@@ -170,7 +170,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       const seconds = ((performance.now() - migrating) / 1000).toFixed(1);
       progress(`Applied migrations ${versionRange(applied)} in ${seconds} s`, 'info');
     }
-    await resealAtStart(database.db, sealer, logger);
+    const store = pgStore(database.db, database.kind);
+    await resealAtStart(store, sealer, logger);
     // This process's lease, held from before its first call to after its last: every call it
     // places names it, and is alive while it is renewed.
     const dials = overrides.dials ?? new DbDialRecords(database.db, logger, { progress: queueCallProgress });
@@ -349,7 +350,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
     const deps: Deps = {
       config,
-      store: pgStore(database.db),
+      store,
       db: database.db,
       cache,
       provider,

@@ -1,6 +1,9 @@
+import type { AgentsRepo } from './agents.js';
 import type { KeysRepo } from './keys.js';
 import type { LocksRepo } from './locks.js';
+import type { SealedColumnsRepo } from './sealed-columns.js';
 import type { SessionsRepo } from './sessions.js';
+import type { SipTrunksRepo } from './sip-trunks.js';
 import type { UsersRepo } from './users.js';
 
 /**
@@ -12,6 +15,9 @@ export interface Repos {
   users: UsersRepo;
   keys: KeysRepo;
   sessions: SessionsRepo;
+  agents: AgentsRepo;
+  sipTrunks: SipTrunksRepo;
+  sealedColumns: SealedColumnsRepo;
   locks: LocksRepo;
 }
 
@@ -21,4 +27,10 @@ export interface Store extends Repos {
    * the whole is rolled back if `fn` throws. Code called from `fn` takes the `repos`, not the Store.
    */
   tx<T>(fn: (repos: Repos) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` with a Store over one connection that holds the advisory lock `name` (per schema)
+   * throughout, so that processes sharing the database run it one at a time. The embedded
+   * database has one process and one connection: there the connection alone is enough.
+   */
+  exclusive<T>(name: string, fn: (store: Store) => Promise<T>): Promise<T>;
 }

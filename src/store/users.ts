@@ -32,6 +32,8 @@ export interface UsersRepo {
   insert(user: NewUser): Promise<UserRow>;
   get(userId: string): Promise<UserRow | undefined>;
   exists(userId: string): Promise<boolean>;
+  /** Whether the database has any user at all. */
+  hasAny(): Promise<boolean>;
   /** Newest first: `limit` rows with an id below `before` (when given). */
   list(limit: number, before?: string): Promise<UserRow[]>;
   /** Sets the fields given and updated_at; undefined when there is no such user. */

@@ -1,11 +1,15 @@
+import { sql } from 'kysely';
 import type { Repos, Store } from '../../store/index.js';
 import type { Db } from './database.js';
+import { PgAgentsRepo } from './repos/agents.js';
 import { PgKeysRepo } from './repos/keys.js';
 import { LockOrder, PgLocksRepo } from './repos/locks.js';
+import { PgSealedColumnsRepo } from './repos/sealed-columns.js';
 import { PgSessionsRepo } from './repos/sessions.js';
+import { PgSipTrunksRepo } from './repos/sip-trunks.js';
 import { PgUsersRepo } from './repos/users.js';
 
-/** The executor each repository set runs on (the pool's Db, or a transaction). */
+/** The executor each repository set runs on (the pool's Db, one connection, or a transaction). */
 const executors = new WeakMap<Repos, Db>();
 
 function buildRepos(db: Db, order: LockOrder | null): Repos {
@@ -13,17 +17,35 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
     users: new PgUsersRepo(db),
     keys: new PgKeysRepo(db),
     sessions: new PgSessionsRepo(db),
+    agents: new PgAgentsRepo(db),
+    sipTrunks: new PgSipTrunksRepo(db),
+    sealedColumns: new PgSealedColumnsRepo(db),
     locks: new PgLocksRepo(db, order),
   };
   executors.set(repos, db);
   return repos;
 }
 
-/** The Store over PostgreSQL or PGlite: one Kysely `Db` (either driver behind one dialect). */
-export function pgStore(db: Db): Store {
+/**
+ * The Store over PostgreSQL or PGlite: one Kysely `Db` (either driver behind one dialect). `kind`
+ * says whether other processes can share the database (advisory locks are only needed then).
+ */
+export function pgStore(db: Db, kind: 'postgres' | 'pglite'): Store {
   const store: Store = {
     ...buildRepos(db, null),
     tx: (fn) => db.transaction().execute((trx) => fn(buildRepos(trx, new LockOrder()))),
+    exclusive: (name, fn) =>
+      db.connection().execute(async (conn) => {
+        const shared = kind === 'postgres';
+        if (shared)
+          await sql`select pg_advisory_lock(hashtext(current_schema() || ${`.${name}`}))`.execute(conn);
+        try {
+          return await fn(pgStore(conn, kind));
+        } finally {
+          if (shared)
+            await sql`select pg_advisory_unlock(hashtext(current_schema() || ${`.${name}`}))`.execute(conn);
+        }
+      }),
   };
   executors.set(store, db);
   return store;
@@ -32,7 +54,7 @@ export function pgStore(db: Db): Store {
 /**
  * Transitional, for code not yet behind the Store (issue 23): the Kysely executor a repository set
  * runs on, so a converted service can hand its transaction to a function that still takes a `Db`.
- * Only the composition and adapters/postgres may call it; it goes when the last caller is converted.
+ * Only main.ts calls it (as `Deps.unconverted`); it goes when the last such function is converted.
  */
 export function unsafeExecutor(repos: Repos): Db {
   const db = executors.get(repos);

@@ -29,6 +29,11 @@ export class PgUsersRepo implements UsersRepo {
     return row !== undefined;
   }
 
+  async hasAny(): Promise<boolean> {
+    const row = await this.db.selectFrom('users').select('id').limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+
   list(limit: number, before?: string): Promise<UserRow[]> {
     let query = this.db.selectFrom('users').selectAll().orderBy('id', 'desc').limit(limit);
     if (before) query = query.where('id', '<', before);
