@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { LlmAnalyzer } from './adapters/analysis/llm.js';
 import { LocalAnalyzer } from './adapters/analysis/local.js';
@@ -430,11 +429,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       sampleGauges: async () => {
         deps.metrics.dispatcherActive.set(dispatcher.activeCalls);
         deps.metrics.dispatcherClaimed.set(dispatcher.waitingCalls);
-        const due = await sql<{ n: number }>`
-          select count(*)::int as n from batch_contacts bc join batches b on b.id = bc.batch_id
-          where bc.state = 'queued' and bc.next_attempt_at <= now()
-            and b.status = any(${batchSources('claim')}::text[])`.execute(database.db);
-        deps.metrics.queueDepth.set(due.rows[0]?.n ?? 0);
+        deps.metrics.queueDepth.set(await store.batchContacts.dueCount(batchSources('claim')));
       },
       logger,
       conciseRequestLog: config.logFormat === 'pretty',

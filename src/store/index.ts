@@ -1,10 +1,13 @@
 import type { AgentsRepo } from './agents.js';
+import type { BatchContactsRepo } from './batch-contacts.js';
+import type { CallsRepo } from './calls.js';
 import type { KeysRepo } from './keys.js';
 import type { LocksRepo } from './locks.js';
 import type { SealedColumnsRepo } from './sealed-columns.js';
 import type { SessionsRepo } from './sessions.js';
 import type { SipTrunksRepo } from './sip-trunks.js';
 import type { UsersRepo } from './users.js';
+import type { WebhookDeliveriesRepo } from './webhook-deliveries.js';
 
 /**
  * The Store port: every read and write of the database goes through one of these repositories.
@@ -18,6 +21,9 @@ export interface Repos {
   agents: AgentsRepo;
   sipTrunks: SipTrunksRepo;
   sealedColumns: SealedColumnsRepo;
+  webhookDeliveries: WebhookDeliveriesRepo;
+  calls: CallsRepo;
+  batchContacts: BatchContactsRepo;
   locks: LocksRepo;
 }
 

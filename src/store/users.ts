@@ -45,6 +45,8 @@ export interface UsersRepo {
   /** Adds minutes (or takes them back) in one atomic update: the new balance, or undefined. */
   addMinutes(userId: string, minutes: number, now: Date): Promise<number | undefined>;
   webhookSecrets(userId: string): Promise<StoredWebhookSecrets | undefined>;
+  /** The secrets of each of these users that exists. */
+  webhookSecretsOf(userIds: string[]): Promise<Array<StoredWebhookSecrets & { id: string }>>;
   /** The current secret becomes the previous one, as sealed; false when there is no such user. */
   rotateWebhookSecret(userId: string, sealedSecret: string, now: Date): Promise<boolean>;
 }

@@ -10,6 +10,7 @@ import type { CallChannel, CallStatus, TranscriptEntry } from '../../domain/call
 import type { DialState } from '../../ports.js';
 import { DataDirLockedError } from '../../start-errors.js';
 import type { SipTrunkRow } from '../../store/sip-trunks.js';
+import type { WebhookDeliveryStatus } from '../../store/webhook-deliveries.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { BUNDLED_IMAGE_DIR, checkImage, clearUnpacked, unpackImage } from './pglite-image.js';
 
@@ -205,7 +206,7 @@ export interface IdempotencyKeysTable {
   created_at: Generated<Date>;
 }
 
-export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+export type { WebhookDeliveryStatus } from '../../store/webhook-deliveries.js';
 
 export interface WebhookDeliveriesTable {
   id: string;

@@ -2,12 +2,15 @@ import { sql } from 'kysely';
 import type { Repos, Store } from '../../store/index.js';
 import type { Db } from './database.js';
 import { PgAgentsRepo } from './repos/agents.js';
+import { PgBatchContactsRepo } from './repos/batch-contacts.js';
+import { PgCallsRepo } from './repos/calls.js';
 import { PgKeysRepo } from './repos/keys.js';
 import { LockOrder, PgLocksRepo } from './repos/locks.js';
 import { PgSealedColumnsRepo } from './repos/sealed-columns.js';
 import { PgSessionsRepo } from './repos/sessions.js';
 import { PgSipTrunksRepo } from './repos/sip-trunks.js';
 import { PgUsersRepo } from './repos/users.js';
+import { PgWebhookDeliveriesRepo } from './repos/webhook-deliveries.js';
 
 /** The executor each repository set runs on (the pool's Db, one connection, or a transaction). */
 const executors = new WeakMap<Repos, Db>();
@@ -20,6 +23,9 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
     agents: new PgAgentsRepo(db),
     sipTrunks: new PgSipTrunksRepo(db),
     sealedColumns: new PgSealedColumnsRepo(db),
+    webhookDeliveries: new PgWebhookDeliveriesRepo(db),
+    calls: new PgCallsRepo(db),
+    batchContacts: new PgBatchContactsRepo(db),
     locks: new PgLocksRepo(db, order),
   };
   executors.set(repos, db);

@@ -71,6 +71,14 @@ export class PgUsersRepo implements UsersRepo {
       .executeTakeFirst();
   }
 
+  webhookSecretsOf(userIds: string[]): Promise<Array<StoredWebhookSecrets & { id: string }>> {
+    return this.db
+      .selectFrom('users')
+      .select(['id', 'webhook_secret', 'previous_webhook_secret', 'webhook_secret_rotated_at'])
+      .where('id', 'in', userIds)
+      .execute();
+  }
+
   async rotateWebhookSecret(userId: string, sealedSecret: string, now: Date): Promise<boolean> {
     const row = await this.db
       .updateTable('users')
