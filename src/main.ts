@@ -12,7 +12,7 @@ import { EspeakTextToSpeech } from './adapters/models/tts.js';
 import { type DatabaseHandle, openDatabase, type Progress } from './adapters/postgres/database.js';
 import { DbDialRecords } from './adapters/postgres/dial-records.js';
 import { migrate, versionRange } from './adapters/postgres/migrate.js';
-import { pgStore } from './adapters/postgres/store.js';
+import { legacyBridge, pgStore } from './adapters/postgres/store.js';
 import { LocalDiskRecordings } from './adapters/recordings/local-disk.js';
 import { RedisLeases } from './adapters/redis/leases.js';
 import type { RedisLiveCache } from './adapters/redis/live-cache.js';
@@ -351,6 +351,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       config,
       store,
       db: database.db,
+      legacy: legacyBridge,
       cache,
       provider,
       dials,

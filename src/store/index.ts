@@ -1,6 +1,7 @@
 import type { AgentsRepo } from './agents.js';
 import type { BatchContactsRepo } from './batch-contacts.js';
 import type { CallsRepo } from './calls.js';
+import type { IdempotencyKeysRepo } from './idempotency-keys.js';
 import type { KeysRepo } from './keys.js';
 import type { LocksRepo } from './locks.js';
 import type { SealedColumnsRepo } from './sealed-columns.js';
@@ -24,6 +25,7 @@ export interface Repos {
   webhookDeliveries: WebhookDeliveriesRepo;
   calls: CallsRepo;
   batchContacts: BatchContactsRepo;
+  idempotencyKeys: IdempotencyKeysRepo;
   locks: LocksRepo;
 }
 

@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
+import type { LegacyBridge } from '../../services/deps.js';
 import type { Repos, Store } from '../../store/index.js';
 import type { Db } from './database.js';
 import { PgAgentsRepo } from './repos/agents.js';
 import { PgBatchContactsRepo } from './repos/batch-contacts.js';
 import { PgCallsRepo } from './repos/calls.js';
+import { PgIdempotencyKeysRepo } from './repos/idempotency-keys.js';
 import { PgKeysRepo } from './repos/keys.js';
 import { LockOrder, PgLocksRepo } from './repos/locks.js';
 import { PgSealedColumnsRepo } from './repos/sealed-columns.js';
@@ -26,6 +28,7 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
     webhookDeliveries: new PgWebhookDeliveriesRepo(db),
     calls: new PgCallsRepo(db),
     batchContacts: new PgBatchContactsRepo(db),
+    idempotencyKeys: new PgIdempotencyKeysRepo(db),
     locks: new PgLocksRepo(db, order),
   };
   executors.set(repos, db);
@@ -58,12 +61,16 @@ export function pgStore(db: Db, kind: 'postgres' | 'pglite'): Store {
 }
 
 /**
- * Transitional, for code not yet behind the Store (issue 23): the Kysely executor a repository set
- * runs on, so a converted service can hand its transaction to a function that still takes a `Db`.
- * Only main.ts calls it (as `Deps.unconverted`); it goes when the last such function is converted.
+ * Transitional, for code not yet behind the Store (issue 23): the way between a repository set and
+ * the Kysely executor it runs on, so a converted service can hand its transaction to a function
+ * that still takes a `Db`, and the reverse. Services reach it as `Deps.legacy`; it goes when the
+ * last function that takes a `Db` is converted.
  */
-export function unsafeExecutor(repos: Repos): Db {
-  const db = executors.get(repos);
-  if (!db) throw new Error('These repositories are not the PostgreSQL store');
-  return db;
-}
+export const legacyBridge: LegacyBridge = {
+  executor(repos) {
+    const db = executors.get(repos);
+    if (!db) throw new Error('These repositories are not the PostgreSQL store');
+    return db;
+  },
+  repos: (db) => buildRepos(db, new LockOrder()),
+};
