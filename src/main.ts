@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { LlmAnalyzer } from './adapters/analysis/llm.js';
 import { LocalAnalyzer } from './adapters/analysis/local.js';
@@ -14,6 +13,7 @@ import { EspeakTextToSpeech } from './adapters/models/tts.js';
 import { type DatabaseHandle, openDatabase, type Progress } from './adapters/postgres/database.js';
 import { DbDialRecords } from './adapters/postgres/dial-records.js';
 import { migrate, versionRange } from './adapters/postgres/migrate.js';
+import { legacyBridge, pgStore } from './adapters/postgres/store.js';
 import { LocalDiskRecordings } from './adapters/recordings/local-disk.js';
 import { RedisLeases } from './adapters/redis/leases.js';
 import type { RedisLiveCache } from './adapters/redis/live-cache.js';
@@ -179,7 +179,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       const seconds = ((performance.now() - migrating) / 1000).toFixed(1);
       progress(`Applied migrations ${versionRange(applied)} in ${seconds} s`, 'info');
     }
-    await resealAtStart(database.db, sealer, logger);
+    const store = pgStore(database.db, database.kind);
+    await resealAtStart(store, sealer, logger);
     // This process's lease, held from before its first call to after its last: every call it
     // places names it, and is alive while it is renewed.
     const dials = overrides.dials ?? new DbDialRecords(database.db, logger, { progress: queueCallProgress });
@@ -355,7 +356,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
     const deps: Deps = {
       config,
+      store,
       db: database.db,
+      legacy: legacyBridge,
       cache,
       provider,
       dials,
@@ -435,11 +438,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       sampleGauges: async () => {
         deps.metrics.dispatcherActive.set(dispatcher.activeCalls);
         deps.metrics.dispatcherClaimed.set(dispatcher.waitingCalls);
-        const due = await sql<{ n: number }>`
-          select count(*)::int as n from batch_contacts bc join batches b on b.id = bc.batch_id
-          where bc.state = 'queued' and bc.next_attempt_at <= now()
-            and b.status = any(${batchSources('claim')}::text[])`.execute(database.db);
-        deps.metrics.queueDepth.set(due.rows[0]?.n ?? 0);
+        deps.metrics.queueDepth.set(await store.batchContacts.dueCount(batchSources('claim')));
       },
       logger,
       conciseRequestLog: config.logFormat === 'pretty',

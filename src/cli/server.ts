@@ -54,9 +54,7 @@ export async function runServer(role: Role): Promise<void> {
     out('');
     out(listeningLine(started));
   }
-  const demo = config.seedDemo
-    ? await seedDemo(runtime.deps, config.demoMinutes, runtime.database.kind)
-    : null;
+  const demo = config.seedDemo ? await seedDemo(runtime.deps, config.demoMinutes) : null;
   // In a terminal, a later start shows the demo's key and call again while the key works.
   const earlier =
     !demo && config.seedDemo && terminal ? await existingDemo(config.dataDir, runtime.services.keys) : null;

@@ -1,8 +1,8 @@
-import { json } from '../adapters/postgres/database.js';
 import { validateAgentAi } from '../domain/agent-call.js';
 import type { MetricConfig } from '../domain/analysis.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import type { AgentRow } from '../store/agents.js';
 import type { Deps } from './deps.js';
 
 export interface BasicDetails {
@@ -38,58 +38,30 @@ export interface AgentInput {
   sipTrunkId?: string | null;
 }
 
-interface AgentRow {
-  id: string;
-  user_id: string;
-  name: string;
-  type: 'OUTBOUND' | 'INBOUND';
-  is_active: boolean;
-  basic_details: Record<string, unknown>;
-  metric_config: Record<string, unknown>;
-  sip_trunk_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
 export class AgentService {
-  constructor(private readonly deps: Pick<Deps, 'db' | 'clock'>) {}
+  constructor(private readonly deps: Pick<Deps, 'store' | 'clock'>) {}
 
   async create(userId: string, input: AgentInput & { name: string }): Promise<AgentView> {
-    const user = await this.deps.db
-      .selectFrom('users')
-      .select('id')
-      .where('id', '=', userId)
-      .executeTakeFirst();
-    if (!user) throw new AppError('NOT_FOUND', 'User not found');
+    if (!(await this.deps.store.users.exists(userId))) throw new AppError('NOT_FOUND', 'User not found');
     validateAgentInput(input);
     await this.checkTrunk(userId, input.sipTrunkId);
-    const row = await this.deps.db
-      .insertInto('agents')
-      .values({
-        id: newId('agt'),
-        user_id: userId,
-        name: input.name,
-        type: input.type ?? 'OUTBOUND',
-        is_active: input.isActive ?? true,
-        basic_details: json(input.basicDetails ?? {}),
-        metric_config: json(input.metricConfig ?? { enabled: false, customMetrics: [] }),
-        sip_trunk_id: input.sipTrunkId ?? null,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await this.deps.store.agents.insert({
+      id: newId('agt'),
+      user_id: userId,
+      name: input.name,
+      type: input.type ?? 'OUTBOUND',
+      is_active: input.isActive ?? true,
+      basic_details: input.basicDetails ?? {},
+      metric_config: { ...(input.metricConfig ?? { enabled: false, customMetrics: [] }) },
+      sip_trunk_id: input.sipTrunkId ?? null,
+    });
     return toAgentView(row);
   }
 
   /** An agent may only dial through a trunk of its own user. */
   private async checkTrunk(userId: string, trunkId: string | null | undefined): Promise<void> {
     if (!trunkId) return;
-    const trunk = await this.deps.db
-      .selectFrom('sip_trunks')
-      .select('id')
-      .where('id', '=', trunkId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    if (!trunk) {
+    if (!(await this.deps.store.sipTrunks.existsForUser(trunkId, userId))) {
       const message = "must name one of the user's SIP trunks (see /admin/v1/sip-trunks)";
       throw new AppError('INVALID_REQUEST', `sipTrunkId ${message}`, {
         fieldErrors: { sipTrunkId: [message] },
@@ -100,62 +72,41 @@ export class AgentService {
   async update(agentId: string, input: AgentInput): Promise<AgentView> {
     validateAgentInput(input);
     if (input.sipTrunkId) {
-      const owner = await this.deps.db
-        .selectFrom('agents')
-        .select('user_id')
-        .where('id', '=', agentId)
-        .executeTakeFirst();
-      if (!owner) throw new AppError('NOT_FOUND', 'Agent not found');
-      await this.checkTrunk(owner.user_id, input.sipTrunkId);
+      const owner = await this.deps.store.agents.ownerOf(agentId);
+      if (owner === undefined) throw new AppError('NOT_FOUND', 'Agent not found');
+      await this.checkTrunk(owner, input.sipTrunkId);
     }
-    const row = await this.deps.db
-      .updateTable('agents')
-      .set({
+    const row = await this.deps.store.agents.update(
+      agentId,
+      {
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.type !== undefined ? { type: input.type } : {}),
         ...(input.isActive !== undefined ? { is_active: input.isActive } : {}),
-        ...(input.basicDetails !== undefined ? { basic_details: json(input.basicDetails) } : {}),
-        ...(input.metricConfig !== undefined ? { metric_config: json(input.metricConfig) } : {}),
+        ...(input.basicDetails !== undefined ? { basic_details: input.basicDetails } : {}),
+        ...(input.metricConfig !== undefined ? { metric_config: { ...input.metricConfig } } : {}),
         ...(input.sipTrunkId !== undefined ? { sip_trunk_id: input.sipTrunkId } : {}),
-        updated_at: this.deps.clock.now(),
-      })
-      .where('id', '=', agentId)
-      .returningAll()
-      .executeTakeFirst();
+      },
+      this.deps.clock.now(),
+    );
     if (!row) throw new AppError('NOT_FOUND', 'Agent not found');
     return toAgentView(row);
   }
 
   async list(userId: string): Promise<AgentView[]> {
-    const rows = await this.deps.db
-      .selectFrom('agents')
-      .selectAll()
-      .where('user_id', '=', userId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .execute();
+    const rows = await this.deps.store.agents.listForUser(userId);
     return rows.map(toAgentView);
   }
 
   /** Any agent by id (the admin API's read). */
   async get(agentId: string): Promise<AgentView> {
-    const row = await this.deps.db
-      .selectFrom('agents')
-      .selectAll()
-      .where('id', '=', agentId)
-      .executeTakeFirst();
+    const row = await this.deps.store.agents.get(agentId);
     if (!row) throw new AppError('NOT_FOUND', 'Agent not found');
     return toAgentView(row);
   }
 
   /** The user's agent, active or not; another user's agent is as absent as a missing one. */
   async getForUser(userId: string, agentId: string): Promise<AgentView | null> {
-    const row = await this.deps.db
-      .selectFrom('agents')
-      .selectAll()
-      .where('id', '=', agentId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+    const row = await this.deps.store.agents.getForUser(userId, agentId);
     return row ? toAgentView(row) : null;
   }
 }

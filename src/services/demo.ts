@@ -1,7 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { sql } from 'kysely';
-import type { Db } from '../adapters/postgres/database.js';
 import { AgentService } from './agents.js';
 import type { Deps } from './deps.js';
 import { KeyService } from './keys.js';
@@ -27,22 +25,10 @@ const INFO_FILE = 'demo.json';
  * hold the demo of another database (the embedded one, before DATABASE_URL was set), whose key
  * still works there; this database's demo is then written beside it, named by its user id.
  */
-export async function seedDemo(
-  deps: Deps,
-  minutes: number,
-  kind: 'postgres' | 'pglite',
-): Promise<DemoAccount | null> {
-  return deps.db.connection().execute(async (conn) => {
-    const pg = kind === 'postgres';
-    if (pg) await sql`select pg_advisory_lock(hashtext(current_schema() || '.outdial_seed'))`.execute(conn);
-    try {
-      const existing = await conn.selectFrom('users').select('id').limit(1).executeTakeFirst();
-      if (existing) return null;
-      return await create({ ...deps, db: conn as Db }, minutes);
-    } finally {
-      if (pg)
-        await sql`select pg_advisory_unlock(hashtext(current_schema() || '.outdial_seed'))`.execute(conn);
-    }
+export async function seedDemo(deps: Deps, minutes: number): Promise<DemoAccount | null> {
+  return deps.store.exclusive('outdial_seed', async (store) => {
+    if (await store.users.hasAny()) return null;
+    return create({ ...deps, store }, minutes);
   });
 }
 

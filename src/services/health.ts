@@ -1,4 +1,3 @@
-import type { DatabaseHandle } from '../adapters/postgres/database.js';
 import type { LiveCache } from '../ports.js';
 
 export interface DependencyHealth {
@@ -24,7 +23,8 @@ export class HealthService {
 
   constructor(
     private readonly options: {
-      database: DatabaseHandle;
+      /** The database's kind and its round trip (DatabaseHandle). */
+      database: { kind: string; ping(): Promise<void> };
       cache: LiveCache;
       cacheKind: string;
       version: string;

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
-import { type Db, json } from '../adapters/postgres/database.js';
+import type { Db } from '../adapters/postgres/database.js';
 import { AppError } from '../domain/errors.js';
 import type { Deps } from './deps.js';
 
@@ -42,7 +41,7 @@ export class IdempotencyClaim {
   private completed = false;
 
   constructor(
-    private readonly db: Db,
+    private readonly deps: Pick<Deps, 'store' | 'legacy'>,
     readonly userId: string,
     readonly key: string,
     private readonly token: Date,
@@ -54,20 +53,10 @@ export class IdempotencyClaim {
    * longer this request's.
    */
   async complete(trx: Db, response: StoredResponse & { resourceId: string }): Promise<void> {
-    const done = await trx
-      .updateTable('idempotency_keys')
-      .set({
-        state: 'done',
-        response_status: response.status,
-        response_body: json(response.body),
-        resource_id: response.resourceId,
-      })
-      .where('user_id', '=', this.userId)
-      .where('key', '=', this.key)
-      .where('state', '=', 'running')
-      .where('locked_until', '=', this.token)
-      .executeTakeFirst();
-    if (Number(done.numUpdatedRows) === 0) throw inUse(this.key);
+    const repos = this.deps.legacy.repos(trx);
+    if (!(await repos.idempotencyKeys.complete(this.userId, this.key, this.token, response))) {
+      throw inUse(this.key);
+    }
     this.completed = true;
   }
 
@@ -77,22 +66,10 @@ export class IdempotencyClaim {
    * answers with this failure from now on, so a retry never dials again.
    */
   async failed(response: StoredResponse): Promise<void> {
-    await this.db
-      .deleteFrom('idempotency_keys')
-      .where('user_id', '=', this.userId)
-      .where('key', '=', this.key)
-      .where('state', '=', 'running')
-      .where('locked_until', '=', this.token)
-      .execute();
+    const { idempotencyKeys } = this.deps.store;
+    await idempotencyKeys.release(this.userId, this.key, this.token);
     if (!this.completed) return;
-    await this.db
-      .updateTable('idempotency_keys')
-      .set({ response_status: response.status, response_body: json(response.body) })
-      .where('user_id', '=', this.userId)
-      .where('key', '=', this.key)
-      .where('state', '=', 'done')
-      .where('locked_until', '=', this.token)
-      .execute();
+    await idempotencyKeys.replaceResponse(this.userId, this.key, this.token, response);
   }
 }
 
@@ -104,7 +81,7 @@ const inUse = (key: string) =>
 
 /** Idempotency-Key records, per user, on POST /api/v1/call/dial and POST /api/v1/batch. */
 export class IdempotencyService {
-  constructor(private readonly deps: Pick<Deps, 'db' | 'clock'>) {}
+  constructor(private readonly deps: Pick<Deps, 'store' | 'legacy' | 'clock'>) {}
 
   /**
    * Claims `key` for a request, or says what it answers instead: the stored response (same body,
@@ -113,46 +90,24 @@ export class IdempotencyService {
    * so two processes racing on one key end with one claim.
    */
   async begin(userId: string, key: string, hash: string): Promise<IdempotencyStart> {
-    const { db, clock } = this.deps;
+    const { store, clock } = this.deps;
+    const keys = store.idempotencyKeys;
     for (let round = 0; round < 3; round++) {
       const now = clock.now();
       const token = new Date(now.getTime() + IDEMPOTENCY_LOCK_MS);
       // A fresh record for this request: inserted, or written over an expired one.
-      const fresh = {
-        request_hash: hash,
-        state: 'running' as const,
-        locked_until: token,
-        response_status: null,
-        response_body: json(null),
-        resource_id: null,
-        created_at: now,
-      };
-      const inserted = await db
-        .insertInto('idempotency_keys')
-        .values({ user_id: userId, key, ...fresh })
-        .onConflict((oc) => oc.columns(['user_id', 'key']).doNothing())
-        .returning('key')
-        .executeTakeFirst();
-      const claim = () => ({ kind: 'claimed' as const, claim: new IdempotencyClaim(db, userId, key, token) });
-      if (inserted) return claim();
+      const fresh = { request_hash: hash, locked_until: token, created_at: now };
+      const claim = () => ({
+        kind: 'claimed' as const,
+        claim: new IdempotencyClaim(this.deps, userId, key, token),
+      });
+      if (await keys.insertIfAbsent(userId, key, fresh)) return claim();
 
-      const row = await db
-        .selectFrom('idempotency_keys')
-        .selectAll()
-        .where('user_id', '=', userId)
-        .where('key', '=', key)
-        .executeTakeFirst();
+      const row = await keys.get(userId, key);
       if (!row) continue; // purged meanwhile: insert again
       if (row.created_at.getTime() <= now.getTime() - IDEMPOTENCY_TTL_MS) {
         // Expired: the key is free again. Replaced only if nobody replaced it first.
-        const renewed = await db
-          .updateTable('idempotency_keys')
-          .set(fresh)
-          .where('user_id', '=', userId)
-          .where('key', '=', key)
-          .where('created_at', '=', row.created_at)
-          .executeTakeFirst();
-        if (Number(renewed.numUpdatedRows) > 0) return claim();
+        if (await keys.replaceExpired(userId, key, row.created_at, fresh)) return claim();
         continue;
       }
       if (row.request_hash !== hash) {
@@ -166,28 +121,14 @@ export class IdempotencyService {
       }
       if (row.locked_until && row.locked_until.getTime() > now.getTime()) throw inUse(key);
       // Its request's process died before committing anything: this request does the work.
-      const taken = await db
-        .updateTable('idempotency_keys')
-        .set({ locked_until: token })
-        .where('user_id', '=', userId)
-        .where('key', '=', key)
-        .where('state', '=', 'running')
-        .where((eb) =>
-          row.locked_until ? eb('locked_until', '=', row.locked_until) : eb('locked_until', 'is', null),
-        )
-        .executeTakeFirst();
-      if (Number(taken.numUpdatedRows) > 0) return claim();
+      if (await keys.takeOver(userId, key, row.locked_until, token)) return claim();
     }
     throw inUse(key);
   }
 
   /** Deletes records older than 24 h (they would be treated as absent anyway); returns how many. */
   async purgeExpired(): Promise<number> {
-    const { db, clock } = this.deps;
-    const before = new Date(clock.now().getTime() - IDEMPOTENCY_TTL_MS);
-    const result = await sql`
-      delete from idempotency_keys where ctid in (
-        select ctid from idempotency_keys where created_at <= ${before} limit ${PURGE_ROWS})`.execute(db);
-    return Number(result.numAffectedRows ?? 0);
+    const before = new Date(this.deps.clock.now().getTime() - IDEMPOTENCY_TTL_MS);
+    return this.deps.store.idempotencyKeys.purgeCreatedBefore(before, PURGE_ROWS);
   }
 }

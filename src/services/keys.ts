@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import type { ApiKeyRow } from '../store/keys.js';
 import type { Deps } from './deps.js';
 
 export interface AuthenticatedKey {
@@ -45,7 +46,7 @@ export class KeyService {
   /** Tokens whose signature has been verified: token -> its claims. */
   private readonly verified = new Map<string, { sub: string; jti: string; exp?: number }>();
 
-  constructor(private readonly deps: Pick<Deps, 'db' | 'clock' | 'jwtSecret' | 'logger'>) {
+  constructor(private readonly deps: Pick<Deps, 'store' | 'clock' | 'jwtSecret' | 'logger'>) {
     this.secret = new TextEncoder().encode(deps.jwtSecret);
   }
 
@@ -53,12 +54,7 @@ export class KeyService {
     userId: string,
     options: { name?: string; expiresAt?: Date },
   ): Promise<{ id: string; key: string; view: ApiKeyView }> {
-    const user = await this.deps.db
-      .selectFrom('users')
-      .select('id')
-      .where('id', '=', userId)
-      .executeTakeFirst();
-    if (!user) throw new AppError('NOT_FOUND', 'User not found');
+    if (!(await this.deps.store.users.exists(userId))) throw new AppError('NOT_FOUND', 'User not found');
     const now = this.deps.clock.now();
     if (options.expiresAt && options.expiresAt.getTime() <= now.getTime()) {
       throw new AppError('INVALID_REQUEST', 'expiresAt must be in the future', {
@@ -66,18 +62,12 @@ export class KeyService {
       });
     }
     const id = newId('key');
-    const row = await this.deps.db
-      .insertInto('api_keys')
-      .values({
-        id,
-        user_id: userId,
-        name: options.name ?? 'API key',
-        expires_at: options.expiresAt ?? null,
-        revoked_at: null,
-        last_used_at: null,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await this.deps.store.keys.insert({
+      id,
+      user_id: userId,
+      name: options.name ?? 'API key',
+      expires_at: options.expiresAt ?? null,
+    });
     let jwt = new SignJWT({})
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setIssuer(ISSUER)
@@ -143,45 +133,31 @@ export class KeyService {
   async startSession(auth: AuthenticatedKey, ttlMs: number): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     const now = this.deps.clock.now();
-    await this.deps.db.deleteFrom('dashboard_sessions').where('expires_at', '<=', now).execute();
-    await this.deps.db
-      .insertInto('dashboard_sessions')
-      .values({
-        id: sessionId(token),
-        user_id: auth.userId,
-        key_id: auth.keyId,
-        created_at: now,
-        expires_at: new Date(now.getTime() + ttlMs),
-      })
-      .execute();
+    await this.deps.store.sessions.deleteExpired(now);
+    await this.deps.store.sessions.insert({
+      id: sessionId(token),
+      user_id: auth.userId,
+      key_id: auth.keyId,
+      created_at: now,
+      expires_at: new Date(now.getTime() + ttlMs),
+    });
     return token;
   }
 
   /** The session a cookie's token names, while it is not signed out, expired, or its key revoked. */
   async session(token: string): Promise<AuthenticatedKey | null> {
-    const row = await this.deps.db
-      .selectFrom('dashboard_sessions')
-      .select(['user_id', 'key_id'])
-      .where('id', '=', sessionId(token))
-      .where('expires_at', '>', this.deps.clock.now())
-      .executeTakeFirst();
+    const row = await this.deps.store.sessions.active(sessionId(token), this.deps.clock.now());
     if (!row) return null;
     return (await this.isActive(row.key_id, row.user_id)) ? { userId: row.user_id, keyId: row.key_id } : null;
   }
 
   /** Signing out: the session is deleted, so a copy of its cookie no longer works anywhere. */
   async endSession(token: string): Promise<void> {
-    await this.deps.db.deleteFrom('dashboard_sessions').where('id', '=', sessionId(token)).execute();
+    await this.deps.store.sessions.delete(sessionId(token));
   }
 
   async list(userId: string): Promise<ApiKeyView[]> {
-    const rows = await this.deps.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('user_id', '=', userId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .execute();
+    const rows = await this.deps.store.keys.listForUser(userId);
     const now = this.deps.clock.now();
     return rows.map((row) => toView(row, now));
   }
@@ -189,12 +165,7 @@ export class KeyService {
   /** Revokes a key; revoking twice is harmless and answers the same. */
   async revoke(keyId: string, userId?: string): Promise<ApiKeyView> {
     const now = this.deps.clock.now();
-    let query = this.deps.db
-      .updateTable('api_keys')
-      .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(now)) }))
-      .where('id', '=', keyId);
-    if (userId) query = query.where('user_id', '=', userId);
-    const row = await query.returningAll().executeTakeFirst();
+    const row = await this.deps.store.keys.revoke(keyId, userId, now);
     if (!row) throw new AppError('NOT_FOUND', 'API key not found');
     this.cache.delete(keyId);
     return toView(row, now);
@@ -202,12 +173,7 @@ export class KeyService {
 
   private async load(keyId: string, now: number): Promise<CachedKey | undefined> {
     // Reading the row is also when we note the key was used: at most once per KEY_CACHE_MS per process.
-    const row = await this.deps.db
-      .updateTable('api_keys')
-      .set({ last_used_at: new Date(now) })
-      .where('id', '=', keyId)
-      .returning(['user_id', 'expires_at', 'revoked_at'])
-      .executeTakeFirst();
+    const row = await this.deps.store.keys.touch(keyId, new Date(now));
     if (!row) {
       this.cache.delete(keyId);
       return undefined;
@@ -228,18 +194,7 @@ export class KeyService {
   }
 }
 
-function toView(
-  row: {
-    id: string;
-    user_id: string;
-    name: string;
-    created_at: Date;
-    expires_at: Date | null;
-    revoked_at: Date | null;
-    last_used_at: Date | null;
-  },
-  now: Date,
-): ApiKeyView {
+function toView(row: ApiKeyRow, now: Date): ApiKeyView {
   const status = row.revoked_at
     ? 'revoked'
     : row.expires_at && row.expires_at.getTime() <= now.getTime()

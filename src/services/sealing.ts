@@ -1,7 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { Db } from '../adapters/postgres/database.js';
+import type { Repos } from '../store/index.js';
 
 /**
  * Secrets at rest (webhook signing secrets, SIP trunk passwords): AES-256-GCM under the service's
@@ -118,17 +117,19 @@ const PAGE = 500;
  * v1 trunk passwords, values under a previous key). Each update is conditional on the value read,
  * so a rotation or a second process re-sealing at the same moment is never overwritten.
  */
-export async function resealSecrets(db: Db, sealer: Sealer): Promise<ResealResult> {
+export async function resealSecrets(repos: Repos, sealer: Sealer): Promise<ResealResult> {
   const result: ResealResult = { resealed: 0, unreadable: 0 };
   for (const table of Object.keys(SEALED_COLUMNS) as SealedTable[]) {
     for (const column of SEALED_COLUMNS[table]) {
       let after = '';
       for (;;) {
-        const { rows } = await sql<{ id: string; value: string }>`
-          select id, ${sql.ref(column)} as value from ${sql.table(table)}
-          where id > ${after} and ${sql.ref(column)} is not null
-            and ${sql.ref(column)} not like ${`${PREFIX}${sealer.currentKeyId}:%`}
-          order by id limit ${PAGE}`.execute(db);
+        const rows = await repos.sealedColumns.notSealedWith(
+          table,
+          column,
+          `${PREFIX}${sealer.currentKeyId}:`,
+          after,
+          PAGE,
+        );
         for (const row of rows) {
           let plain: string;
           try {
@@ -137,10 +138,13 @@ export async function resealSecrets(db: Db, sealer: Sealer): Promise<ResealResul
             result.unreadable++;
             continue;
           }
-          const updated = await sql`
-            update ${sql.table(table)} set ${sql.ref(column)} = ${sealer.seal(plain)}
-            where id = ${row.id} and ${sql.ref(column)} = ${row.value}`.execute(db);
-          result.resealed += Number(updated.numAffectedRows ?? 0);
+          result.resealed += await repos.sealedColumns.replace(
+            table,
+            column,
+            row.id,
+            row.value,
+            sealer.seal(plain),
+          );
         }
         const last = rows.at(-1);
         if (!last || rows.length < PAGE) break;
@@ -156,8 +160,8 @@ export async function resealSecrets(db: Db, sealer: Sealer): Promise<ResealResul
  * encryption key: starting anyway would sign webhooks with nothing and seal new secrets that the
  * other hosts cannot open, so the start stops with what to set.
  */
-export async function resealAtStart(db: Db, sealer: Sealer, logger: Logger): Promise<ResealResult> {
-  const result = await resealSecrets(db, sealer);
+export async function resealAtStart(repos: Repos, sealer: Sealer, logger: Logger): Promise<ResealResult> {
+  const result = await resealSecrets(repos, sealer);
   if (result.resealed > 0) {
     logger.info(
       { resealed: result.resealed, keyId: sealer.currentKeyId },

@@ -1,9 +1,8 @@
-import type { Selectable } from 'kysely';
-import type { SipTrunksTable } from '../adapters/postgres/database.js';
 import type { SipTrunk } from '../adapters/voice/sip/provider.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { normalizeE164 } from '../domain/phone.js';
+import type { SipTrunkRow } from '../store/sip-trunks.js';
 import type { Deps } from './deps.js';
 
 /** A SIP trunk as the admin interface shows it: the password never leaves the server. */
@@ -43,65 +42,46 @@ function invalid(field: string, message: string): AppError {
 }
 
 export class SipTrunkService {
-  constructor(private readonly deps: Deps) {}
+  constructor(private readonly deps: Pick<Deps, 'store' | 'clock' | 'sealer'>) {}
 
   async create(
     userId: string,
     input: SipTrunkInput & { name: string; host: string; fromNumber: string },
   ): Promise<SipTrunkView> {
-    const user = await this.deps.db
-      .selectFrom('users')
-      .select('id')
-      .where('id', '=', userId)
-      .executeTakeFirst();
-    if (!user) throw new AppError('NOT_FOUND', 'User not found');
+    if (!(await this.deps.store.users.exists(userId))) throw new AppError('NOT_FOUND', 'User not found');
     const checked = check(input);
-    const row = await this.deps.db
-      .insertInto('sip_trunks')
-      .values({
-        id: newId('trk'),
-        user_id: userId,
-        name: input.name,
-        host: input.host,
-        port: input.port ?? 5060,
-        transport: input.transport ?? 'udp',
-        username: input.username ?? null,
-        password_encrypted: input.password ? this.deps.sealer.seal(input.password) : null,
-        from_number: checked.fromNumber ?? input.fromNumber,
-        max_calls_per_second: input.maxCallsPerSecond ?? null,
-        max_concurrent_calls: input.maxConcurrentCalls ?? null,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await this.deps.store.sipTrunks.insert({
+      id: newId('trk'),
+      user_id: userId,
+      name: input.name,
+      host: input.host,
+      port: input.port ?? 5060,
+      transport: input.transport ?? 'udp',
+      username: input.username ?? null,
+      password_encrypted: input.password ? this.deps.sealer.seal(input.password) : null,
+      from_number: checked.fromNumber ?? input.fromNumber,
+      max_calls_per_second: input.maxCallsPerSecond ?? null,
+      max_concurrent_calls: input.maxConcurrentCalls ?? null,
+    });
     return toView(row);
   }
 
   async list(userId: string): Promise<SipTrunkView[]> {
-    const rows = await this.deps.db
-      .selectFrom('sip_trunks')
-      .selectAll()
-      .where('user_id', '=', userId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .execute();
+    const rows = await this.deps.store.sipTrunks.listForUser(userId);
     return rows.map(toView);
   }
 
   async get(trunkId: string): Promise<SipTrunkView> {
-    const row = await this.deps.db
-      .selectFrom('sip_trunks')
-      .selectAll()
-      .where('id', '=', trunkId)
-      .executeTakeFirst();
+    const row = await this.deps.store.sipTrunks.get(trunkId);
     if (!row) throw new AppError('NOT_FOUND', 'SIP trunk not found');
     return toView(row);
   }
 
   async update(trunkId: string, input: SipTrunkInput): Promise<SipTrunkView> {
     const checked = check(input);
-    const row = await this.deps.db
-      .updateTable('sip_trunks')
-      .set({
+    const row = await this.deps.store.sipTrunks.update(
+      trunkId,
+      {
         ...(input.name === undefined ? {} : { name: input.name }),
         ...(input.host === undefined ? {} : { host: input.host }),
         ...(input.port === undefined ? {} : { port: input.port }),
@@ -113,43 +93,32 @@ export class SipTrunkService {
         ...(checked.fromNumber === undefined ? {} : { from_number: checked.fromNumber }),
         ...(input.maxCallsPerSecond === undefined ? {} : { max_calls_per_second: input.maxCallsPerSecond }),
         ...(input.maxConcurrentCalls === undefined ? {} : { max_concurrent_calls: input.maxConcurrentCalls }),
-        updated_at: this.deps.clock.now(),
-      })
-      .where('id', '=', trunkId)
-      .returningAll()
-      .executeTakeFirst();
+      },
+      this.deps.clock.now(),
+    );
     if (!row) throw new AppError('NOT_FOUND', 'SIP trunk not found');
     return toView(row);
   }
 
   /** Deletes a trunk no agent uses; one in use is a 409 naming the agents. */
   async delete(trunkId: string): Promise<void> {
-    await this.deps.db.transaction().execute(async (trx) => {
-      const trunk = await trx
-        .selectFrom('sip_trunks')
-        .select('id')
-        .where('id', '=', trunkId)
-        .forUpdate()
-        .executeTakeFirst();
-      if (!trunk) throw new AppError('NOT_FOUND', 'SIP trunk not found');
-      const users = await trx.selectFrom('agents').select('id').where('sip_trunk_id', '=', trunkId).execute();
+    await this.deps.store.tx(async (repos) => {
+      if (!(await repos.sipTrunks.lockForDelete(trunkId)))
+        throw new AppError('NOT_FOUND', 'SIP trunk not found');
+      const users = await repos.agents.idsUsingTrunk(trunkId);
       if (users.length > 0) {
         throw new AppError(
           'CONFLICT',
-          `SIP trunk ${trunkId} is used by agent${users.length === 1 ? '' : 's'} ${users.map((a) => a.id).join(', ')}; point ${users.length === 1 ? 'it' : 'them'} elsewhere first`,
+          `SIP trunk ${trunkId} is used by agent${users.length === 1 ? '' : 's'} ${users.join(', ')}; point ${users.length === 1 ? 'it' : 'them'} elsewhere first`,
         );
       }
-      await trx.deleteFrom('sip_trunks').where('id', '=', trunkId).execute();
+      await repos.sipTrunks.delete(trunkId);
     });
   }
 
   /** A trunk as the SIP provider dials through it, password in clear (never for the API). */
   async forDialing(trunkId: string): Promise<SipTrunk | null> {
-    const row = await this.deps.db
-      .selectFrom('sip_trunks')
-      .selectAll()
-      .where('id', '=', trunkId)
-      .executeTakeFirst();
+    const row = await this.deps.store.sipTrunks.get(trunkId);
     if (!row) return null;
     return {
       id: row.id,
@@ -174,7 +143,7 @@ function check(input: SipTrunkInput): { fromNumber?: string } {
   return { fromNumber };
 }
 
-function toView(row: Selectable<SipTrunksTable>): SipTrunkView {
+function toView(row: SipTrunkRow): SipTrunkView {
   return {
     id: row.id,
     userId: row.user_id,

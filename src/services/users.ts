@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import { dialAllowance } from '../domain/allowance.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import type { StoredWebhookSecrets, UserRow } from '../store/users.js';
 import { callLoad } from './call-load.js';
 import type { Deps } from './deps.js';
 import type { Sealer } from './sealing.js';
@@ -34,13 +34,6 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/** The stored secret columns of a user, sealed (or, in a database from before sealing, clear). */
-export interface StoredWebhookSecrets {
-  webhook_secret: string;
-  previous_webhook_secret: string | null;
-  webhook_secret_rotated_at: Date | null;
-}
-
 /**
  * The one rule for which secrets sign now: the current one, and the previous one while a
  * rotation's overlap lasts; opened, never the sealed text.
@@ -62,7 +55,7 @@ export function openWebhookSecrets(
 }
 
 export class UserService {
-  constructor(private readonly deps: Pick<Deps, 'db' | 'clock' | 'sealer'>) {}
+  constructor(private readonly deps: Pick<Deps, 'store' | 'db' | 'clock' | 'sealer'>) {}
 
   async create(input: {
     name: string;
@@ -70,30 +63,19 @@ export class UserService {
     minutes?: number;
     maxConcurrentCalls?: number;
   }): Promise<UserView> {
-    const row = await this.deps.db
-      .insertInto('users')
-      .values({
-        id: newId('usr'),
-        // Unset: the column's default (10).
-        ...(input.maxConcurrentCalls === undefined ? {} : { max_concurrent_calls: input.maxConcurrentCalls }),
-        name: input.name,
-        email: input.email ?? null,
-        available_minutes: input.minutes ?? 0,
-        webhook_secret: this.deps.sealer.seal(newWebhookSecret()),
-        previous_webhook_secret: null,
-        webhook_secret_rotated_at: null,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await this.deps.store.users.insert({
+      id: newId('usr'),
+      ...(input.maxConcurrentCalls === undefined ? {} : { max_concurrent_calls: input.maxConcurrentCalls }),
+      name: input.name,
+      email: input.email ?? null,
+      available_minutes: input.minutes ?? 0,
+      webhook_secret: this.deps.sealer.seal(newWebhookSecret()),
+    });
     return toView(row);
   }
 
   async get(userId: string): Promise<UserView> {
-    const row = await this.deps.db
-      .selectFrom('users')
-      .selectAll()
-      .where('id', '=', userId)
-      .executeTakeFirst();
+    const row = await this.deps.store.users.get(userId);
     if (!row) throw new AppError('NOT_FOUND', 'User not found');
     return toView(row);
   }
@@ -107,13 +89,7 @@ export class UserService {
     items: UserView[];
     nextCursor: string | null;
   }> {
-    let query = this.deps.db
-      .selectFrom('users')
-      .selectAll()
-      .orderBy('id', 'desc')
-      .limit(page.limit + 1);
-    if (page.cursor) query = query.where('id', '<', page.cursor);
-    const rows = await query.execute();
+    const rows = await this.deps.store.users.list(page.limit + 1, page.cursor);
     const items = rows.slice(0, page.limit);
     const last = items.at(-1);
     return {
@@ -143,41 +119,30 @@ export class UserService {
     userId: string,
     input: { name?: string; email?: string | null; maxConcurrentCalls?: number },
   ): Promise<UserView> {
-    const row = await this.deps.db
-      .updateTable('users')
-      .set({
+    const row = await this.deps.store.users.update(
+      userId,
+      {
         ...(input.name === undefined ? {} : { name: input.name }),
         ...(input.email === undefined ? {} : { email: input.email }),
         ...(input.maxConcurrentCalls === undefined ? {} : { max_concurrent_calls: input.maxConcurrentCalls }),
-        updated_at: this.deps.clock.now(),
-      })
-      .where('id', '=', userId)
-      .returningAll()
-      .executeTakeFirst();
+      },
+      this.deps.clock.now(),
+    );
     if (!row) throw new AppError('NOT_FOUND', 'User not found');
     return toView(row);
   }
 
   /** Adds (or, with a negative number, takes back) minutes in one atomic update. */
   async addCredits(userId: string, minutes: number): Promise<{ availableMinutes: number }> {
-    const row = await this.deps.db
-      .updateTable('users')
-      .set({ available_minutes: sql`available_minutes + ${minutes}`, updated_at: this.deps.clock.now() })
-      .where('id', '=', userId)
-      .returning('available_minutes')
-      .executeTakeFirst();
-    if (!row) throw new AppError('NOT_FOUND', 'User not found');
-    return { availableMinutes: row.available_minutes };
+    const availableMinutes = await this.deps.store.users.addMinutes(userId, minutes, this.deps.clock.now());
+    if (availableMinutes === undefined) throw new AppError('NOT_FOUND', 'User not found');
+    return { availableMinutes };
   }
 
   async webhookSecret(
     userId: string,
   ): Promise<{ secret: string; previousSecret: string | null; rotatedAt: string | null }> {
-    const row = await this.deps.db
-      .selectFrom('users')
-      .select(['webhook_secret', 'previous_webhook_secret', 'webhook_secret_rotated_at'])
-      .where('id', '=', userId)
-      .executeTakeFirst();
+    const row = await this.deps.store.users.webhookSecrets(userId);
     if (!row) throw new AppError('NOT_FOUND', 'User not found');
     return {
       ...openWebhookSecrets(row, this.deps.sealer, this.deps.clock.now()),
@@ -188,30 +153,17 @@ export class UserService {
   /** A new secret; the old one keeps signing beside it for 24 hours. */
   async rotateWebhookSecret(userId: string) {
     const now = this.deps.clock.now();
-    const row = await this.deps.db
-      .updateTable('users')
-      .set({
-        // The sealed value moves as it is: sealing is per value, not per column.
-        previous_webhook_secret: sql`webhook_secret`,
-        webhook_secret: this.deps.sealer.seal(newWebhookSecret()),
-        webhook_secret_rotated_at: now,
-        updated_at: now,
-      })
-      .where('id', '=', userId)
-      .returning('id')
-      .executeTakeFirst();
-    if (!row) throw new AppError('NOT_FOUND', 'User not found');
+    const rotated = await this.deps.store.users.rotateWebhookSecret(
+      userId,
+      this.deps.sealer.seal(newWebhookSecret()),
+      now,
+    );
+    if (!rotated) throw new AppError('NOT_FOUND', 'User not found');
     return this.webhookSecret(userId);
   }
 }
 
-function toView(row: {
-  id: string;
-  name: string;
-  email: string | null;
-  available_minutes: number;
-  max_concurrent_calls: number;
-}): UserView {
+function toView(row: UserRow): UserView {
   return {
     id: row.id,
     name: row.name,

@@ -1,7 +1,8 @@
-import type { Db, WebhookDeliveryStatus } from '../adapters/postgres/database.js';
+import type { Db } from '../adapters/postgres/database.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { WebhookEvent, WebhookPayload } from '../domain/webhooks.js';
+import type { DeliveryRow, WebhookDeliveryStatus } from '../store/webhook-deliveries.js';
 import { checkWebhookUrl } from '../webhooks/address-guard.js';
 import type { Deps } from './deps.js';
 import { openWebhookSecrets } from './users.js';
@@ -84,22 +85,6 @@ export interface DeliveryFilters {
   limit: number;
 }
 
-const VIEW_COLUMNS = [
-  'id',
-  'event',
-  'url',
-  'status',
-  'attempts',
-  'last_status',
-  'last_error',
-  'batch_id',
-  'call_id',
-  'created_at',
-  'updated_at',
-  'delivered_at',
-  'next_attempt_at',
-] as const;
-
 export class WebhookService {
   constructor(private readonly deps: Deps) {}
 
@@ -108,36 +93,25 @@ export class WebhookService {
     userId: string,
     filters: DeliveryFilters,
   ): Promise<{ items: DeliveryView[]; nextCursor: string | null }> {
-    let query = this.deps.db
-      .selectFrom('webhook_deliveries')
-      .select(VIEW_COLUMNS)
-      .where('user_id', '=', userId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(filters.limit + 1);
-    if (filters.batchId) query = query.where('batch_id', '=', filters.batchId);
-    if (filters.callId) query = query.where('call_id', '=', filters.callId);
-    if (filters.status) query = query.where('status', '=', filters.status);
+    let anchor: { id: string; created_at: Date } | null = null;
     if (filters.cursor) {
-      const anchor = await this.deps.db
-        .selectFrom('webhook_deliveries')
-        .select(['id', 'created_at'])
-        .where('id', '=', filters.cursor)
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
+      anchor = (await this.deps.store.webhookDeliveries.position(userId, filters.cursor)) ?? null;
       if (!anchor) {
         throw new AppError('INVALID_REQUEST', 'cursor does not name one of your deliveries', {
           fieldErrors: { cursor: ['is not a delivery id from a previous page'] },
         });
       }
-      query = query.where((eb) =>
-        eb.or([
-          eb('created_at', '<', anchor.created_at),
-          eb.and([eb('created_at', '=', anchor.created_at), eb('id', '<', anchor.id)]),
-        ]),
-      );
     }
-    const rows = await query.execute();
+    const rows = await this.deps.store.webhookDeliveries.list(
+      userId,
+      {
+        ...(filters.batchId ? { batchId: filters.batchId } : {}),
+        ...(filters.callId ? { callId: filters.callId } : {}),
+        ...(filters.status ? { status: filters.status } : {}),
+      },
+      anchor,
+      filters.limit + 1,
+    );
     const page = rows.slice(0, filters.limit);
     const last = page.at(-1);
     return {
@@ -152,22 +126,10 @@ export class WebhookService {
    */
   async retry(userId: string, deliveryId: string): Promise<DeliveryView> {
     const now = this.deps.clock.now();
-    const row = await this.deps.db
-      .updateTable('webhook_deliveries')
-      .set({ status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now })
-      .where('id', '=', deliveryId)
-      .where('user_id', '=', userId)
-      .where('status', '<>', 'pending')
-      .returning(VIEW_COLUMNS)
-      .executeTakeFirst();
+    const row = await this.deps.store.webhookDeliveries.requeue(userId, deliveryId, now);
     if (row) return toView(row);
-    const existing = await this.deps.db
-      .selectFrom('webhook_deliveries')
-      .select('status')
-      .where('id', '=', deliveryId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    if (!existing) throw new AppError('NOT_FOUND');
+    if (!(await this.deps.store.webhookDeliveries.exists(userId, deliveryId)))
+      throw new AppError('NOT_FOUND');
     throw new AppError('CONFLICT', `Delivery ${deliveryId} is already queued`);
   }
 
@@ -179,11 +141,7 @@ export class WebhookService {
     const result = new Map<string, string[]>();
     if (userIds.length === 0) return result;
     const now = this.deps.clock.now();
-    const rows = await this.deps.db
-      .selectFrom('users')
-      .select(['id', 'webhook_secret', 'previous_webhook_secret', 'webhook_secret_rotated_at'])
-      .where('id', 'in', userIds)
-      .execute();
+    const rows = await this.deps.store.users.webhookSecretsOf(userIds);
     for (const row of rows) {
       const { secret, previousSecret } = openWebhookSecrets(row, this.deps.sealer, now);
       result.set(row.id, previousSecret ? [secret, previousSecret] : [secret]);
@@ -196,31 +154,13 @@ export class WebhookService {
    * same as its webhooks (so a receiver checks both with one secret). Empty for an unknown call.
    */
   async signingSecretsForCall(callId: string): Promise<string[]> {
-    const call = await this.deps.db
-      .selectFrom('calls')
-      .select('user_id')
-      .where('id', '=', callId)
-      .executeTakeFirst();
-    if (!call) return [];
-    return (await this.signingSecrets([call.user_id])).get(call.user_id) ?? [];
+    const userId = await this.deps.store.calls.ownerOf(callId);
+    if (userId === undefined) return [];
+    return (await this.signingSecrets([userId])).get(userId) ?? [];
   }
 }
 
-function toView(row: {
-  id: string;
-  event: string;
-  url: string;
-  status: WebhookDeliveryStatus;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  batch_id: string | null;
-  call_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-  delivered_at: Date | null;
-  next_attempt_at: Date;
-}): DeliveryView {
+function toView(row: DeliveryRow): DeliveryView {
   return {
     id: row.id,
     event: row.event as WebhookEvent,

@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
 import { type Dispatcher, request } from 'undici';
 import { type AttemptResult, afterAttempt, signatureHeaders } from '../domain/webhooks.js';
 import type { Deps } from '../services/deps.js';
 import type { WebhookService } from '../services/webhooks.js';
+import type { ClaimedDelivery, DeliveryOutcome } from '../store/webhook-deliveries.js';
 import { assertDeliverableHost } from '../webhooks/address-guard.js';
 import { describeHttpError } from '../webhooks/http-error.js';
 
@@ -16,25 +16,6 @@ export interface WebhookSenderOptions {
   /** Milliseconds an attempt may take in all (connect, headers, body). */
   timeoutMs: number;
   userAgent: string;
-}
-
-interface Claimed {
-  id: string;
-  user_id: string;
-  url: string;
-  body: string;
-  attempts: number;
-}
-
-/** What an attempt leaves on its row. */
-interface Outcome {
-  id: string;
-  attempts: number;
-  status: 'pending' | 'succeeded' | 'failed';
-  nextAttemptAt: Date;
-  lastStatus: number | null;
-  lastError: string | null;
-  deliveredAt: Date | null;
 }
 
 /** A claim lasts the attempt's timeout plus this, then a row whose worker died falls due again. */
@@ -53,7 +34,7 @@ export class WebhookSender {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly closing = new AbortController();
   private readonly outcomes: Array<{
-    outcome: Outcome;
+    outcome: DeliveryOutcome;
     resolve: () => void;
     reject: (error: unknown) => void;
   }> = [];
@@ -100,26 +81,14 @@ export class WebhookSender {
     await Promise.all([...this.inFlight]);
   }
 
-  private async claim(limit: number): Promise<Claimed[]> {
-    const { db, clock } = this.options.deps;
+  private async claim(limit: number): Promise<ClaimedDelivery[]> {
+    const { store, clock } = this.options.deps;
     const now = clock.now();
     const leaseUntil = new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS);
-    const result = await sql<Claimed>`
-      update webhook_deliveries d
-      set attempts = d.attempts + 1, next_attempt_at = ${leaseUntil}, updated_at = ${now}
-      from (
-        select id from webhook_deliveries
-        where status = 'pending' and next_attempt_at <= ${now}
-        order by next_attempt_at
-        limit ${limit}
-        for update skip locked
-      ) due
-      where d.id = due.id
-      returning d.id, d.user_id, d.url, d.body, d.attempts`.execute(db);
-    return result.rows;
+    return store.webhookDeliveries.claimDue(now, leaseUntil, limit);
   }
 
-  private async deliver(row: Claimed, secrets: string[]): Promise<void> {
+  private async deliver(row: ClaimedDelivery, secrets: string[]): Promise<void> {
     const { deps, timeoutMs } = this.options;
     const result = secrets.length === 0 ? noSecret() : await this.attempt(row, secrets);
     const step = afterAttempt(result, row.attempts, deps.config.webhookRetryDelaysMs);
@@ -159,7 +128,7 @@ export class WebhookSender {
    * statement (one round trip for many deliveries, which is what PGlite in particular needs); the
    * promise settles once this result is written.
    */
-  private record(outcome: Outcome): Promise<void> {
+  private record(outcome: DeliveryOutcome): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.outcomes.push({ outcome, resolve, reject });
       if (!this.writing) void this.writeOutcomes();
@@ -186,32 +155,12 @@ export class WebhookSender {
   }
 
   /** Writes results; a row only changes if it is still at the attempt this worker claimed. */
-  private async writeBatch(outcomes: Outcome[]): Promise<void> {
+  private async writeBatch(outcomes: DeliveryOutcome[]): Promise<void> {
     const now = this.options.deps.clock.now();
-    const iso = (date: Date | null) => date?.toISOString() ?? null;
-    await sql`
-      update webhook_deliveries d set
-        status = x.status,
-        next_attempt_at = x.next_at::timestamptz,
-        last_status = x.last_status::int,
-        last_error = x.last_error,
-        delivered_at = x.delivered_at::timestamptz,
-        updated_at = ${now}
-      from unnest(
-        ${outcomes.map((o) => o.id)}::text[],
-        ${outcomes.map((o) => String(o.attempts))}::text[],
-        ${outcomes.map((o) => o.status)}::text[],
-        ${outcomes.map((o) => o.nextAttemptAt.toISOString())}::text[],
-        ${outcomes.map((o) => (o.lastStatus === null ? null : String(o.lastStatus)))}::text[],
-        ${outcomes.map((o) => o.lastError)}::text[],
-        ${outcomes.map((o) => iso(o.deliveredAt))}::text[]
-      ) as x(id, attempts, status, next_at, last_status, last_error, delivered_at)
-      where d.id = x.id and d.attempts = x.attempts::int and d.status = 'pending'`.execute(
-      this.options.deps.db,
-    );
+    await this.options.deps.store.webhookDeliveries.recordOutcomes(outcomes, now);
   }
 
-  private async attempt(row: Claimed, secrets: string[]): Promise<AttemptResult> {
+  private async attempt(row: ClaimedDelivery, secrets: string[]): Promise<AttemptResult> {
     const { deps, timeoutMs, http, userAgent } = this.options;
     let url: URL;
     try {

@@ -10,6 +10,7 @@ import type { CallChannel, CallStatus, TranscriptEntry } from '../../domain/call
 import type { WebhookDeliveryStatus } from '../../domain/webhooks.js';
 import type { DialState } from '../../ports.js';
 import { DataDirLockedError } from '../../start-errors.js';
+import type { SipTrunkRow } from '../../store/sip-trunks.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { BUNDLED_IMAGE_DIR, checkImage, clearUnpacked, unpackImage } from './pglite-image.js';
 
@@ -226,18 +227,8 @@ export interface WebhookDeliveriesTable {
   delivered_at: NullableTimestamp;
 }
 
-export interface SipTrunksTable {
-  id: string;
-  user_id: string;
-  name: string;
-  host: string;
-  port: number;
-  transport: 'udp';
-  username: string | null;
-  password_encrypted: string | null;
-  from_number: string;
-  max_calls_per_second: number | null;
-  max_concurrent_calls: number | null;
+/** The port's row (src/store/sip-trunks.ts), with the timestamps the database fills in. */
+export interface SipTrunksTable extends Omit<SipTrunkRow, 'created_at' | 'updated_at'> {
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -1,0 +1,97 @@
+import { sql } from 'kysely';
+import type { NewUser, StoredWebhookSecrets, UserRow, UsersRepo } from '../../../store/users.js';
+import type { Db } from '../database.js';
+
+export class PgUsersRepo implements UsersRepo {
+  constructor(private readonly db: Db) {}
+
+  insert(user: NewUser): Promise<UserRow> {
+    const { max_concurrent_calls, ...rest } = user;
+    return this.db
+      .insertInto('users')
+      .values({
+        ...rest,
+        // Unset: the column's default (10).
+        ...(max_concurrent_calls === undefined ? {} : { max_concurrent_calls }),
+        previous_webhook_secret: null,
+        webhook_secret_rotated_at: null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  get(userId: string): Promise<UserRow | undefined> {
+    return this.db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+  }
+
+  async exists(userId: string): Promise<boolean> {
+    const row = await this.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async hasAny(): Promise<boolean> {
+    const row = await this.db.selectFrom('users').select('id').limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  list(limit: number, before?: string): Promise<UserRow[]> {
+    let query = this.db.selectFrom('users').selectAll().orderBy('id', 'desc').limit(limit);
+    if (before) query = query.where('id', '<', before);
+    return query.execute();
+  }
+
+  update(
+    userId: string,
+    fields: { name?: string; email?: string | null; max_concurrent_calls?: number },
+    now: Date,
+  ): Promise<UserRow | undefined> {
+    return this.db
+      .updateTable('users')
+      .set({ ...fields, updated_at: now })
+      .where('id', '=', userId)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async addMinutes(userId: string, minutes: number, now: Date): Promise<number | undefined> {
+    const row = await this.db
+      .updateTable('users')
+      .set({ available_minutes: sql`available_minutes + ${minutes}`, updated_at: now })
+      .where('id', '=', userId)
+      .returning('available_minutes')
+      .executeTakeFirst();
+    return row?.available_minutes;
+  }
+
+  webhookSecrets(userId: string): Promise<StoredWebhookSecrets | undefined> {
+    return this.db
+      .selectFrom('users')
+      .select(['webhook_secret', 'previous_webhook_secret', 'webhook_secret_rotated_at'])
+      .where('id', '=', userId)
+      .executeTakeFirst();
+  }
+
+  webhookSecretsOf(userIds: string[]): Promise<Array<StoredWebhookSecrets & { id: string }>> {
+    return this.db
+      .selectFrom('users')
+      .select(['id', 'webhook_secret', 'previous_webhook_secret', 'webhook_secret_rotated_at'])
+      .where('id', 'in', userIds)
+      .execute();
+  }
+
+  async rotateWebhookSecret(userId: string, sealedSecret: string, now: Date): Promise<boolean> {
+    const row = await this.db
+      .updateTable('users')
+      .set({
+        // The sealed value moves as it is: sealing is per value, not per column.
+        previous_webhook_secret: sql`webhook_secret`,
+        webhook_secret: sealedSecret,
+        webhook_secret_rotated_at: now,
+        updated_at: now,
+      })
+      .where('id', '=', userId)
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+}

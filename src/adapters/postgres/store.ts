@@ -1,0 +1,76 @@
+import { sql } from 'kysely';
+import type { LegacyBridge } from '../../services/deps.js';
+import type { Repos, Store } from '../../store/index.js';
+import type { Db } from './database.js';
+import { PgAgentsRepo } from './repos/agents.js';
+import { PgBatchContactsRepo } from './repos/batch-contacts.js';
+import { PgCallsRepo } from './repos/calls.js';
+import { PgIdempotencyKeysRepo } from './repos/idempotency-keys.js';
+import { PgKeysRepo } from './repos/keys.js';
+import { LockOrder, PgLocksRepo } from './repos/locks.js';
+import { PgSealedColumnsRepo } from './repos/sealed-columns.js';
+import { PgSessionsRepo } from './repos/sessions.js';
+import { PgSipTrunksRepo } from './repos/sip-trunks.js';
+import { PgUsersRepo } from './repos/users.js';
+import { PgWebhookDeliveriesRepo } from './repos/webhook-deliveries.js';
+
+/** The executor each repository set runs on (the pool's Db, one connection, or a transaction). */
+const executors = new WeakMap<Repos, Db>();
+
+function buildRepos(db: Db, order: LockOrder | null): Repos {
+  const repos: Repos = {
+    users: new PgUsersRepo(db),
+    keys: new PgKeysRepo(db),
+    sessions: new PgSessionsRepo(db),
+    agents: new PgAgentsRepo(db),
+    sipTrunks: new PgSipTrunksRepo(db),
+    sealedColumns: new PgSealedColumnsRepo(db),
+    webhookDeliveries: new PgWebhookDeliveriesRepo(db),
+    calls: new PgCallsRepo(db),
+    batchContacts: new PgBatchContactsRepo(db),
+    idempotencyKeys: new PgIdempotencyKeysRepo(db),
+    locks: new PgLocksRepo(db, order),
+  };
+  executors.set(repos, db);
+  return repos;
+}
+
+/**
+ * The Store over PostgreSQL or PGlite: one Kysely `Db` (either driver behind one dialect). `kind`
+ * says whether other processes can share the database (advisory locks are only needed then).
+ */
+export function pgStore(db: Db, kind: 'postgres' | 'pglite'): Store {
+  const store: Store = {
+    ...buildRepos(db, null),
+    tx: (fn) => db.transaction().execute((trx) => fn(buildRepos(trx, new LockOrder()))),
+    exclusive: (name, fn) =>
+      db.connection().execute(async (conn) => {
+        const shared = kind === 'postgres';
+        if (shared)
+          await sql`select pg_advisory_lock(hashtext(current_schema() || ${`.${name}`}))`.execute(conn);
+        try {
+          return await fn(pgStore(conn, kind));
+        } finally {
+          if (shared)
+            await sql`select pg_advisory_unlock(hashtext(current_schema() || ${`.${name}`}))`.execute(conn);
+        }
+      }),
+  };
+  executors.set(store, db);
+  return store;
+}
+
+/**
+ * Transitional, for code not yet behind the Store (issue 23): the way between a repository set and
+ * the Kysely executor it runs on, so a converted service can hand its transaction to a function
+ * that still takes a `Db`, and the reverse. Services reach it as `Deps.legacy`; it goes when the
+ * last function that takes a `Db` is converted.
+ */
+export const legacyBridge: LegacyBridge = {
+  executor(repos) {
+    const db = executors.get(repos);
+    if (!db) throw new Error('These repositories are not the PostgreSQL store');
+    return db;
+  },
+  repos: (db) => buildRepos(db, new LockOrder()),
+};

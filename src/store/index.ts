@@ -1,0 +1,44 @@
+import type { AgentsRepo } from './agents.js';
+import type { BatchContactsRepo } from './batch-contacts.js';
+import type { CallsRepo } from './calls.js';
+import type { IdempotencyKeysRepo } from './idempotency-keys.js';
+import type { KeysRepo } from './keys.js';
+import type { LocksRepo } from './locks.js';
+import type { SealedColumnsRepo } from './sealed-columns.js';
+import type { SessionsRepo } from './sessions.js';
+import type { SipTrunksRepo } from './sip-trunks.js';
+import type { UsersRepo } from './users.js';
+import type { WebhookDeliveriesRepo } from './webhook-deliveries.js';
+
+/**
+ * The Store port: every read and write of the database goes through one of these repositories.
+ * The PostgreSQL/PGlite implementation is `adapters/postgres/store.ts`; its queries live in
+ * `adapters/postgres/repos/`.
+ */
+export interface Repos {
+  users: UsersRepo;
+  keys: KeysRepo;
+  sessions: SessionsRepo;
+  agents: AgentsRepo;
+  sipTrunks: SipTrunksRepo;
+  sealedColumns: SealedColumnsRepo;
+  webhookDeliveries: WebhookDeliveriesRepo;
+  calls: CallsRepo;
+  batchContacts: BatchContactsRepo;
+  idempotencyKeys: IdempotencyKeysRepo;
+  locks: LocksRepo;
+}
+
+export interface Store extends Repos {
+  /**
+   * Runs `fn` in one transaction: every repository it is given reads and writes inside it, and
+   * the whole is rolled back if `fn` throws. Code called from `fn` takes the `repos`, not the Store.
+   */
+  tx<T>(fn: (repos: Repos) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` with a Store over one connection that holds the advisory lock `name` (per schema)
+   * throughout, so that processes sharing the database run it one at a time. The embedded
+   * database has one process and one connection: there the connection alone is enough.
+   */
+  exclusive<T>(name: string, fn: (store: Store) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,52 @@
+/** A users row as stored: the webhook secrets are sealed (or, in a database from before sealing, clear). */
+export interface UserRow {
+  id: string;
+  name: string;
+  email: string | null;
+  available_minutes: number;
+  max_concurrent_calls: number;
+  webhook_secret: string;
+  previous_webhook_secret: string | null;
+  webhook_secret_rotated_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The stored secret columns of a user, sealed (or, in a database from before sealing, clear). */
+export type StoredWebhookSecrets = Pick<
+  UserRow,
+  'webhook_secret' | 'previous_webhook_secret' | 'webhook_secret_rotated_at'
+>;
+
+export interface NewUser {
+  id: string;
+  name: string;
+  email: string | null;
+  available_minutes: number;
+  /** Unset: the column's default. */
+  max_concurrent_calls?: number;
+  webhook_secret: string;
+}
+
+export interface UsersRepo {
+  insert(user: NewUser): Promise<UserRow>;
+  get(userId: string): Promise<UserRow | undefined>;
+  exists(userId: string): Promise<boolean>;
+  /** Whether the database has any user at all. */
+  hasAny(): Promise<boolean>;
+  /** Newest first: `limit` rows with an id below `before` (when given). */
+  list(limit: number, before?: string): Promise<UserRow[]>;
+  /** Sets the fields given and updated_at; undefined when there is no such user. */
+  update(
+    userId: string,
+    fields: { name?: string; email?: string | null; max_concurrent_calls?: number },
+    now: Date,
+  ): Promise<UserRow | undefined>;
+  /** Adds minutes (or takes them back) in one atomic update: the new balance, or undefined. */
+  addMinutes(userId: string, minutes: number, now: Date): Promise<number | undefined>;
+  webhookSecrets(userId: string): Promise<StoredWebhookSecrets | undefined>;
+  /** The secrets of each of these users that exists. */
+  webhookSecretsOf(userIds: string[]): Promise<Array<StoredWebhookSecrets & { id: string }>>;
+  /** The current secret becomes the previous one, as sealed; false when there is no such user. */
+  rotateWebhookSecret(userId: string, sealedSecret: string, now: Date): Promise<boolean>;
+}
