@@ -1,4 +1,6 @@
 import type { SwaggerOptions } from '@fastify/swagger';
+import type { RouteOptions } from 'fastify';
+import { errorResponses } from './schemas/common.js';
 
 /**
  * The OpenAPI document's frame: what @fastify/swagger cannot learn from the routes. Every
@@ -101,4 +103,23 @@ export function openApiOptions(webhooks: Record<string, { post: WebhookOperation
       },
     },
   };
+}
+
+/**
+ * Every operation declares every status it can answer. Those that come from the framework rather
+ * than the route (a malformed URL or header, a body too large or not JSON, a path parameter too
+ * long, a route being shut down) are added here to whatever the route declares itself.
+ */
+export function declareCommonErrors(route: RouteOptions): void {
+  const schema = route.schema ?? {};
+  const meta = schema as { hide?: boolean; security?: readonly unknown[] };
+  if (meta.hide) return;
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  const statuses = [400, 408, 431, 500, 503];
+  if (!Array.isArray(meta.security) || meta.security.length > 0) statuses.push(401);
+  if (methods.some((method) => method !== 'GET' && method !== 'HEAD')) statuses.push(413, 415);
+  if (route.url.includes(':')) statuses.push(404, 414);
+  const declared = (schema.response ?? {}) as Record<string, unknown>;
+  const missing = statuses.filter((status) => !(String(status) in declared));
+  route.schema = { ...schema, response: { ...declared, ...errorResponses(...missing) } };
 }
