@@ -86,7 +86,7 @@ export interface DeliveryFilters {
 }
 
 export class WebhookService {
-  constructor(private readonly deps: Deps) {}
+  constructor(private readonly deps: Pick<Deps, 'store' | 'clock' | 'sealer'>) {}
 
   /** The user's deliveries, newest first, with optional filters and a cursor (a delivery id). */
   async list(

@@ -1,0 +1,134 @@
+import type { Dispatcher as HttpDispatcher } from 'undici';
+import type { WebCallProvider } from '../adapters/voice/web-provider.js';
+import type { Config } from '../config.js';
+import type { Analyzer } from '../domain/analysis.js';
+import type { AppServices } from '../http/route-kit.js';
+import { AgentService } from '../services/agents.js';
+import { AnalysisService } from '../services/analysis.js';
+import { BatchReads } from '../services/batch-reads.js';
+import { BatchService } from '../services/batches.js';
+import { CallIntake } from '../services/calls/intake.js';
+import { CallLifecycle } from '../services/calls/lifecycle.js';
+import { LiveView } from '../services/calls/live-view.js';
+import { CallReads } from '../services/calls/reads.js';
+import { CallRecordings } from '../services/calls/recordings.js';
+import { DashboardReads } from '../services/dashboard.js';
+import type { Deps } from '../services/deps.js';
+import type { CallEventBus } from '../services/events.js';
+import { BatchExport } from '../services/export.js';
+import type { HealthService } from '../services/health.js';
+import { IdempotencyService } from '../services/idempotency.js';
+import { BatchIngester } from '../services/ingest.js';
+import { KeyService } from '../services/keys.js';
+import { LiveControlService } from '../services/live-control.js';
+import { BatchPreflight } from '../services/preflight.js';
+import { RecordingLinks } from '../services/recording-links.js';
+import type { SipTrunkService } from '../services/sip-trunks.js';
+import { SuppressionService } from '../services/suppressions.js';
+import { UserService } from '../services/users.js';
+import type { WebhookService } from '../services/webhooks.js';
+import { Dispatcher } from '../workers/dispatcher/index.js';
+import { Reconciler } from '../workers/reconciler.js';
+import { WebhookSender } from '../workers/webhook-sender.js';
+import type { Storage } from './storage.js';
+import { subscribeCallReactions } from './subscribers.js';
+import type { Voice } from './voice.js';
+
+/** The services the HTTP app serves; the runtime hands tests the web provider itself. */
+export type RuntimeServices = AppServices & { webCalls: WebCallProvider };
+
+/** The services the HTTP app serves, and the call modules and workers' engines behind them. */
+export interface BuiltServices {
+  services: RuntimeServices;
+  lifecycle: CallLifecycle;
+  dispatcher: Dispatcher;
+  ingester: BatchIngester;
+  reconciler: Reconciler;
+  webhookSender: WebhookSender;
+}
+
+/**
+ * The services over `deps`, the call's modules, and the reactions to a call's events (subscribed
+ * here, in `subscribers.ts`). The trunk and webhook services are built earlier, as the voice
+ * side reads trunks and signing secrets through them.
+ */
+export function buildServices(
+  config: Config,
+  deps: Deps,
+  context: {
+    storage: Storage;
+    voice: Voice;
+    events: CallEventBus;
+    trunks: SipTrunkService;
+    webhooks: WebhookService;
+    health: HealthService;
+    analyzer: Analyzer;
+    /** The client webhooks go out through (the address guard). */
+    http: HttpDispatcher;
+    version: string;
+    liveCommandTimeoutMs?: number | undefined;
+    liveHeartbeatMs?: number | undefined;
+  },
+): BuiltServices {
+  const { storage, voice, events, webhooks } = context;
+  const links = new RecordingLinks(deps);
+  const live = new LiveView(deps, links);
+  const lifecycle = new CallLifecycle(deps, live, links, events);
+  const calls = new CallIntake(deps, lifecycle, events);
+  const callReads = new CallReads(deps, live, links);
+  const reconciler = new Reconciler(deps, lifecycle, live);
+  const batches = new BatchService(deps);
+  const ingester = new BatchIngester(deps, batches);
+  batches.onAccepted((batchId, contacts) => ingester.start(batchId, contacts));
+  const dispatcher = new Dispatcher({
+    deps,
+    lifecycle,
+    live,
+    batches,
+    limiter: storage.limiter,
+    maxConcurrentCalls: config.maxConcurrentCalls,
+  });
+  const liveControl = new LiveControlService({
+    calls: callReads,
+    channel: storage.liveChannel,
+    logger: deps.logger,
+    ...(context.liveCommandTimeoutMs ? { commandTimeoutMs: context.liveCommandTimeoutMs } : {}),
+    ...(context.liveHeartbeatMs ? { heartbeatMs: context.liveHeartbeatMs } : {}),
+  });
+  // Every end a transport reports is applied by the call's lifecycle, which announces it.
+  voice.provider.onCallEnded(async (event) => {
+    await lifecycle.finish(event);
+  });
+  subscribeCallReactions(events, { live, liveControl, dispatcher });
+  const batchReads = new BatchReads(deps, callReads);
+  const services: RuntimeServices = {
+    keys: new KeyService(deps),
+    users: new UserService(deps),
+    agents: new AgentService(deps),
+    calls,
+    callReads,
+    recordings: new CallRecordings(deps, links),
+    health: context.health,
+    batches,
+    batchReads,
+    dashboard: new DashboardReads(deps, batchReads),
+    batchExport: new BatchExport(deps),
+    sipTrunks: context.trunks,
+    webhooks,
+    analysis: new AnalysisService(deps, context.analyzer, links),
+    suppressions: new SuppressionService(deps),
+    preflight: new BatchPreflight(deps, batches),
+    idempotency: new IdempotencyService(deps),
+    live: liveControl,
+    webCalls: voice.webCalls,
+  };
+  const webhookSender = new WebhookSender({
+    deps,
+    webhooks,
+    http: context.http,
+    concurrency: config.webhookConcurrency,
+    timeoutMs: config.webhookTimeoutMs,
+    userAgent: `outdial-webhooks/${context.version}`,
+  });
+  return { services, lifecycle, dispatcher, ingester, reconciler, webhookSender };
+}

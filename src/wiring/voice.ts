@@ -1,0 +1,188 @@
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Dispatcher as HttpDispatcher } from 'undici';
+import { type BuiltVoiceModels, buildVoiceModels, modelEndpoints } from '../adapters/models/index.js';
+import { RealtimeConnection } from '../adapters/models/realtime.js';
+import { EspeakTextToSpeech } from '../adapters/models/tts.js';
+import { LocalDiskRecordings } from '../adapters/recordings/local-disk.js';
+import { RedisLeases } from '../adapters/redis/leases.js';
+import { RoutingVoiceProvider } from '../adapters/voice/router.js';
+import { SimulatedVoiceProvider } from '../adapters/voice/simulator.js';
+import {
+  publicAddressFor,
+  type SipProviderOptions,
+  SipVoiceProvider,
+} from '../adapters/voice/sip/provider.js';
+import { WebCallProvider } from '../adapters/voice/web-provider.js';
+import type { Config } from '../config.js';
+import type { Metrics } from '../metrics.js';
+import type { VoiceProvider } from '../ports.js';
+import type { CallEventBus } from '../services/events.js';
+import { loadConversationEngine } from '../voice/engines/index.js';
+import { HttpToolCaller } from '../voice/http-tools.js';
+import type { Storage } from './storage.js';
+
+/** Simulated calls' spoken recordings are a cache on disk, kept at most this many days. */
+const SIM_RECORDING_DAYS = 7;
+
+/** What a caller (a test, a benchmark) may give instead of the simulator built here. */
+export interface VoiceOverrides {
+  provider?: VoiceProvider;
+  /** A provider of the caller's own around the simulator this runtime builds (tests). */
+  wrapSimulator?: (simulator: SimulatedVoiceProvider) => VoiceProvider;
+}
+
+export interface Voice {
+  /** The router every call goes through: the simulator (or the caller's), SIP, the web calls. */
+  provider: RoutingVoiceProvider;
+  /** The simulator built here (null when the caller gave its own provider). */
+  simulator: SimulatedVoiceProvider | null;
+  webCalls: WebCallProvider;
+}
+
+/**
+ * The voice side: the model ports, the one conversation engine, and the transports (simulator,
+ * SIP, web) behind one router. Each part's close goes to the front of `opened`.
+ */
+export async function buildVoice(
+  config: Config,
+  overrides: VoiceOverrides,
+  context: {
+    storage: Storage;
+    events: CallEventBus;
+    metrics: Metrics;
+    logger: Logger;
+    /** The client agents' HTTP tools go out through (the webhooks' address guard). */
+    http: HttpDispatcher;
+    /** A call's user's webhook secrets, which sign its HTTP tool requests. */
+    signingSecrets: (callId: string) => Promise<string[]>;
+    /** The SIP trunk a call is placed through (the trunk directory). */
+    trunk: SipProviderOptions['trunk'];
+    version: string;
+  },
+  opened: Array<() => Promise<void>>,
+): Promise<Voice> {
+  const { storage, events, metrics, logger } = context;
+  const { dials, clock, limiter, liveChannel, redisCache } = storage;
+  // The model ports every answered call is given: OpenAI-compatible servers where configured,
+  // pocketsphinx, espeak-ng and the energy/Silero VAD where not.
+  const voiceModels: BuiltVoiceModels = buildVoiceModels({
+    ...modelEndpoints(config),
+    timeoutMs: config.modelTimeoutMs,
+    logger,
+  });
+  opened.unshift(() => voiceModels.close());
+  // Agents' HTTP tools go out through the client whose connect step refuses forbidden addresses,
+  // signed with the call's user's webhook secret.
+  const httpTools = new HttpToolCaller({
+    dispatcher: context.http,
+    allowPrivate: config.webhookAllowPrivate,
+    signingSecrets: context.signingSecrets,
+    userAgent: `outdial-tools/${context.version}`,
+  });
+  // One engine for every transport (SIP and the simulator; the realtime one holds audio calls only).
+  const engine = await loadConversationEngine(config.conversationEngine, {
+    llmUrl: config.llmUrl,
+    // espeak-ng speaks the apology when the configured text-to-speech is what failed.
+    // The engine's own guards on the models wait as long as the adapters do (OUTDIAL_MODEL_TIMEOUT_MS).
+    llm: {
+      logger,
+      httpTools,
+      fallbackTts: new EspeakTextToSpeech(),
+      modelTimeoutMs: config.modelTimeoutMs,
+    },
+    realtime:
+      config.realtimeUrl && config.realtimeModel
+        ? {
+            url: config.realtimeUrl,
+            model: config.realtimeModel,
+            apiKey: config.realtimeApiKey,
+            connect: RealtimeConnection.open,
+            logger,
+            httpTools,
+            fallbackTts: new EspeakTextToSpeech(),
+            modelTimeoutMs: config.modelTimeoutMs,
+          }
+        : null,
+  });
+  const simulator = overrides.provider
+    ? null
+    : new SimulatedVoiceProvider({
+        ringMs: config.simRingMs,
+        talkMs: config.simTalkMs,
+        records: dials,
+        ...(config.simDialsDir ? { dialsDir: config.simDialsDir } : {}),
+        clock,
+        onError: (error, event) =>
+          logger.error({ err: error, callId: event.callId }, 'could not record a call end'),
+        // An LLM engine: simulated calls hold its conversations in text, a persona answering.
+        ...(engine.name === 'llm' && voiceModels.chat
+          ? {
+              conversation: {
+                engine,
+                models: voiceModels,
+                maxCallMs: config.maxCallSeconds * 1000,
+                live: liveChannel,
+              },
+            }
+          : {}),
+        // Spoken recordings are made on request and kept here (the SIP ones are in sip/recordings);
+        // a week at most, as they can be made again from the transcript.
+        recordings: new LocalDiskRecordings({
+          dir: path.join(config.dataDir, 'sim', 'recordings'),
+          retentionDays: Math.min(config.recordingRetentionDays ?? SIM_RECORDING_DAYS, SIM_RECORDING_DAYS),
+        }),
+        logger,
+      });
+  const fallback =
+    overrides.provider ??
+    (overrides.wrapSimulator
+      ? overrides.wrapSimulator(simulator as SimulatedVoiceProvider)
+      : (simulator as SimulatedVoiceProvider));
+  const sip = new SipVoiceProvider({
+    publicAddress: config.sipPublicAddress ?? publicAddressFor(config.sipBindAddress),
+    bindAddress: config.sipBindAddress,
+    sipPort: config.sipPort,
+    rtpPorts: config.rtpPorts,
+    // The recording port: local disk under the data dir, where recordings always were.
+    recordings: new LocalDiskRecordings({
+      dir: path.join(config.dataDir, 'sip', 'recordings'),
+      retentionDays: config.recordingRetentionDays,
+    }),
+    records: dials,
+    ringTimeoutMs: config.sipRingTimeoutMs,
+    maxCallMs: config.maxCallSeconds * 1000,
+    amd: config.amd,
+    trunk: context.trunk,
+    engine,
+    models: voiceModels,
+    // The start log the dispatcher uses: trunk rates and batch paces right before each INVITE.
+    limiter,
+    // Several processes share one Redis: each trunk's places are then held across all of them.
+    ...(redisCache ? { leases: new RedisLeases(redisCache.redis) } : {}),
+    live: liveChannel,
+    logger,
+    onSent: (callId, at) => void events.emit('call.sent', { callId, at }),
+    onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
+    onTrunkLoad: (trunk, up, waiting) => {
+      metrics.sipTrunkCalls.set({ trunk, state: 'up' }, up);
+      metrics.sipTrunkCalls.set({ trunk, state: 'waiting' }, waiting);
+    },
+  });
+  // Calls from the dashboard's "Talk to this agent": a browser on a WebSocket, never dialed.
+  const webCalls = new WebCallProvider({
+    engine,
+    models: voiceModels,
+    maxCallMs: config.maxCallSeconds * 1000,
+    recordings: new LocalDiskRecordings({
+      dir: path.join(config.dataDir, 'web', 'recordings'),
+      retentionDays: config.recordingRetentionDays,
+    }),
+    records: dials,
+    live: liveChannel,
+    logger,
+  });
+  const provider = new RoutingVoiceProvider(fallback, sip, [webCalls]);
+  opened.unshift(() => provider.close());
+  return { provider, simulator, webCalls };
+}

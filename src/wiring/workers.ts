@@ -1,0 +1,43 @@
+import type { Logger } from 'pino';
+import type { AnalysisService } from '../services/analysis.js';
+import type { IdempotencyService } from '../services/idempotency.js';
+import type { BatchIngester } from '../services/ingest.js';
+import type { Dispatcher } from '../workers/dispatcher/index.js';
+import { PollLoop } from '../workers/loop.js';
+import { createReconciler, type Reconciler } from '../workers/reconciler.js';
+import type { WebhookSender } from '../workers/webhook-sender.js';
+
+/** The background loops of a process that works (`outdial serve`, `outdial worker`). */
+export function buildWorkers(
+  parts: {
+    reconciler: Reconciler;
+    dispatcher: Dispatcher;
+    ingester: BatchIngester;
+    webhookSender: WebhookSender;
+    analysis: AnalysisService;
+    idempotency: IdempotencyService;
+  },
+  options: { logger: Logger; reconcileIdleMs?: number | undefined; dispatchTickMs?: number | undefined },
+): PollLoop[] {
+  const { logger } = options;
+  return [
+    createReconciler(parts.reconciler, logger, options.reconcileIdleMs),
+    new PollLoop({
+      name: 'dispatcher',
+      idleMs: options.dispatchTickMs ?? 200,
+      alwaysPause: true,
+      logger,
+      tick: () => parts.dispatcher.tick(),
+    }),
+    new PollLoop({ name: 'ingest-recovery', idleMs: 2_000, logger, tick: () => parts.ingester.recover() }),
+    new PollLoop({ name: 'webhooks', idleMs: 200, logger, tick: () => parts.webhookSender.tick() }),
+    new PollLoop({ name: 'analysis', idleMs: 200, logger, tick: () => parts.analysis.tick() }),
+    // Idempotency-Key records older than 24 h answer nothing any more; a pass a minute deletes them.
+    new PollLoop({
+      name: 'idempotency-purge',
+      idleMs: 60_000,
+      logger,
+      tick: () => parts.idempotency.purgeExpired(),
+    }),
+  ];
+}
