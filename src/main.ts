@@ -27,6 +27,7 @@ import { openConfiguredDatabase, openStorage, type StorageOverrides } from './wi
 import { buildVoice, type VoiceOverrides } from './wiring/voice.js';
 import { buildWorkers } from './wiring/workers.js';
 import type { Dispatcher } from './workers/dispatcher/index.js';
+import { createRecordingPruner, RecordingPruner } from './workers/recording-pruner.js';
 import type { Reconciler } from './workers/reconciler.js';
 import type { WebhookSender } from './workers/webhook-sender.js';
 
@@ -191,6 +192,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       },
       { logger, reconcileIdleMs: overrides.reconcileIdleMs, dispatchTickMs: overrides.dispatchTickMs },
     );
+    // Every role may hold calls, so every role keeps its host's recordings to their retention.
+    const pruning = createRecordingPruner(new RecordingPruner(voice.recordings, logger), logger);
+    pruning.start();
     let started = false;
 
     return {
@@ -230,7 +234,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       },
       async close() {
         await app.close();
-        await Promise.all(workers.map((worker) => worker.stop()));
+        await Promise.all([...workers, pruning].map((worker) => worker.stop()));
         await dispatcher.close();
         await ingester.idle();
         await webhookSender.close();

@@ -20,6 +20,7 @@ import type { VoiceProvider } from '../ports.js';
 import type { CallEventBus } from '../services/events.js';
 import { loadConversationEngine } from '../voice/engines/index.js';
 import { HttpToolCaller } from '../voice/http-tools.js';
+import type { PrunedStore } from '../workers/recording-pruner.js';
 import type { Storage } from './storage.js';
 
 /** Simulated calls' spoken recordings are a cache on disk, kept at most this many days. */
@@ -38,6 +39,8 @@ export interface Voice {
   /** The simulator built here (null when the caller gave its own provider). */
   simulator: SimulatedVoiceProvider | null;
   webCalls: WebCallProvider;
+  /** This host's recording stores, for the recording pruner. */
+  recordings: PrunedStore[];
 }
 
 /**
@@ -105,7 +108,25 @@ export async function buildVoice(
           }
         : null,
   });
-  const simulator = overrides.provider
+  // Recordings live on this host's disk under the data dir, one folder per transport; their
+  // retention is the recording pruner's (workers/recording-pruner.ts).
+  const sipRecordings = new LocalDiskRecordings({
+    dir: path.join(config.dataDir, 'sip', 'recordings'),
+    retentionDays: config.recordingRetentionDays,
+  });
+  const webRecordings = new LocalDiskRecordings({
+    dir: path.join(config.dataDir, 'web', 'recordings'),
+    retentionDays: config.recordingRetentionDays,
+  });
+  // Simulated calls' spoken recordings are made on request and kept a week at most, as they can
+  // be made again from the transcript.
+  const simRecordings = overrides.provider
+    ? null
+    : new LocalDiskRecordings({
+        dir: path.join(config.dataDir, 'sim', 'recordings'),
+        retentionDays: Math.min(config.recordingRetentionDays ?? SIM_RECORDING_DAYS, SIM_RECORDING_DAYS),
+      });
+  const simulator = !simRecordings
     ? null
     : new SimulatedVoiceProvider({
         ringMs: config.simRingMs,
@@ -126,12 +147,7 @@ export async function buildVoice(
               },
             }
           : {}),
-        // Spoken recordings are made on request and kept here (the SIP ones are in sip/recordings);
-        // a week at most, as they can be made again from the transcript.
-        recordings: new LocalDiskRecordings({
-          dir: path.join(config.dataDir, 'sim', 'recordings'),
-          retentionDays: Math.min(config.recordingRetentionDays ?? SIM_RECORDING_DAYS, SIM_RECORDING_DAYS),
-        }),
+        recordings: simRecordings,
         logger,
       });
   const fallback =
@@ -144,11 +160,7 @@ export async function buildVoice(
     bindAddress: config.sipBindAddress,
     sipPort: config.sipPort,
     rtpPorts: config.rtpPorts,
-    // The recording port: local disk under the data dir, where recordings always were.
-    recordings: new LocalDiskRecordings({
-      dir: path.join(config.dataDir, 'sip', 'recordings'),
-      retentionDays: config.recordingRetentionDays,
-    }),
+    recordings: sipRecordings,
     records: dials,
     ringTimeoutMs: config.sipRingTimeoutMs,
     maxCallMs: config.maxCallSeconds * 1000,
@@ -174,15 +186,17 @@ export async function buildVoice(
     engine,
     models: voiceModels,
     maxCallMs: config.maxCallSeconds * 1000,
-    recordings: new LocalDiskRecordings({
-      dir: path.join(config.dataDir, 'web', 'recordings'),
-      retentionDays: config.recordingRetentionDays,
-    }),
+    recordings: webRecordings,
     records: dials,
     live: liveChannel,
     logger,
   });
   const provider = new RoutingVoiceProvider(fallback, sip, [webCalls]);
   opened.unshift(() => provider.close());
-  return { provider, simulator, webCalls };
+  const recordings: PrunedStore[] = [
+    { name: 'sip', store: sipRecordings },
+    { name: 'web', store: webRecordings },
+    ...(simRecordings ? [{ name: 'sim', store: simRecordings }] : []),
+  ];
+  return { provider, simulator, webCalls, recordings };
 }

@@ -86,9 +86,6 @@ interface Session {
 const TRANSPORT_GRACE_MS = 5000;
 /** Recordings kept in memory without a store: a few, as a cache for repeated downloads. */
 const MEMORY_RECORDINGS = 16;
-/** The store's old recordings are pruned hourly, from the first one made (as the SIP provider does). */
-const PRUNE_EVERY_MS = 60 * 60 * 1000;
-
 interface Plan {
   /** Milliseconds from the dial until the call ends. */
   totalMs: number;
@@ -124,7 +121,6 @@ export class SimulatedVoiceProvider implements VoiceProvider {
   private readonly made = new Map<string, Promise<{ wav: Buffer; spoken: boolean }>>();
   /** AI conversations still reporting their end (close waits for them). */
   private readonly reporting = new Set<Promise<void>>();
-  private pruner: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: SimulatorOptions) {
     this.clock = options.clock ?? systemClock;
@@ -246,11 +242,6 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       );
     }
     if (store && made.spoken) {
-      if (!this.pruner) {
-        void this.prune(store);
-        this.pruner = setInterval(() => void this.prune(store), PRUNE_EVERY_MS);
-        this.pruner.unref();
-      }
       try {
         const scratch = await store.scratchPath(call.id);
         await fs.promises.writeFile(scratch, made.wav);
@@ -263,19 +254,11 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     return made;
   }
 
-  /** Spoken recordings are a cache (made again on request): the store's retention applies to them too. */
-  private async prune(store: RecordingStore): Promise<void> {
-    await store.prune().catch((error: unknown) => {
-      this.options.logger?.warn({ err: error }, 'could not prune simulated recordings');
-    });
-  }
-
   /**
    * Stops this process's calls: canned ones are left to `lookup` (rebuilt from their dial time),
    * AI conversations are hung up and reported as cut off (before or after their answer).
    */
   async close(): Promise<void> {
-    if (this.pruner) clearInterval(this.pruner);
     const reports: Array<Promise<void>> = [...this.reporting];
     for (const session of this.sessions.values()) {
       clearTimeout(session.timer);

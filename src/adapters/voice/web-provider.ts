@@ -37,8 +37,6 @@ export interface WebProviderOptions {
 
 /** How long a stop waits for the web calls it hung up to store their ends. */
 const CLOSE_WAIT_MS = 10_000;
-/** Recordings past their retention are looked for when a web call starts, at most this often. */
-const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 /**
  * Calls from the dashboard's "Talk to this agent": the browser is already on the line when the
@@ -54,7 +52,6 @@ export class WebCallProvider implements VoiceProvider {
   private handler: ((event: CallEndedEvent) => Promise<void>) | null = null;
   private readonly calls = new Map<string, { stop: AbortController; done: Promise<void> }>();
   private closing: Promise<void> | null = null;
-  private prunedAt = 0;
 
   constructor(private readonly options: WebProviderOptions) {}
 
@@ -83,7 +80,6 @@ export class WebCallProvider implements VoiceProvider {
   talk(request: DialRequest, answeredAt: Date, socket: WebCallSocket): Promise<CallEndedEvent> {
     const stop = new AbortController();
     if (this.closing) stop.abort();
-    this.prune();
     const running = this.hold(request, answeredAt, socket, stop.signal);
     const entry = { stop, done: running.then(() => undefined) };
     this.calls.set(request.callId, entry);
@@ -183,17 +179,6 @@ export class WebCallProvider implements VoiceProvider {
       );
     }
     return ended;
-  }
-
-  /** Deletes recordings past the store's retention, at most hourly, without holding the call. */
-  private prune(): void {
-    if (Date.now() - this.prunedAt < PRUNE_EVERY_MS) return;
-    this.prunedAt = Date.now();
-    void this.options.recordings
-      .prune()
-      .catch((error: unknown) =>
-        this.options.logger?.warn({ err: error }, 'could not prune web call recordings'),
-      );
   }
 
   /**

@@ -89,7 +89,7 @@ export interface SipProviderOptions {
   sipPort: number;
   /** Even RTP ports to use, inclusive. */
   rtpPorts: [number, number];
-  /** Where recordings are kept (local disk by default); pruned here every 6 hours. */
+  /** Where recordings are kept (local disk by default); the recording pruner keeps their retention. */
   recordings: RecordingStore;
   /** The shared dial records: what decides whether a call went out, and how it ended. */
   records: DialRecords;
@@ -130,8 +130,6 @@ export interface SipProviderOptions {
 
 type Attempt = { kind: 'capacity'; code: number } | { kind: 'final'; event: CallEndedEvent };
 
-/** Recordings past their retention are looked for this often. */
-const PRUNE_EVERY_MS = 6 * 60 * 60 * 1000;
 /**
  * A shared trunk place is leased for this long and renewed every third of it while the call is
  * up: a worker that dies gives its places back within 6 s (it was 30 s, which kept a trunk full
@@ -165,7 +163,6 @@ export class SipVoiceProvider implements VoiceProvider {
   private readonly gates = new Map<string, TrunkGate>();
   private readonly calls = new Map<string, { stop: AbortController; done: Promise<void> }>();
   private closing = false;
-  private pruner: NodeJS.Timeout | null = null;
   private closed: Promise<void> | null = null;
 
   constructor(private readonly options: SipProviderOptions) {}
@@ -248,7 +245,6 @@ export class SipVoiceProvider implements VoiceProvider {
 
   private async shutdown(): Promise<void> {
     this.closing = true;
-    if (this.pruner) clearInterval(this.pruner);
     for (const gate of this.gates.values()) gate.close();
     for (const call of this.calls.values()) call.stop.abort();
     // Hang-ups are quick unless a far end stops answering; a stop never waits on it for long.
@@ -589,9 +585,6 @@ export class SipVoiceProvider implements VoiceProvider {
           );
         }
       }
-      void this.prune();
-      this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
-      this.pruner.unref();
       return ua;
     })();
     // A failed start (the port is taken) is tried again at the next call, not cached.
@@ -601,10 +594,4 @@ export class SipVoiceProvider implements VoiceProvider {
     return this.userAgent;
   }
 
-  /** Deletes recordings older than the store's retention. */
-  private async prune(): Promise<void> {
-    await this.options.recordings
-      .prune()
-      .catch((error: unknown) => this.options.logger?.warn({ err: error }, 'could not prune recordings'));
-  }
 }
