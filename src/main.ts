@@ -27,8 +27,8 @@ import { openConfiguredDatabase, openStorage, type StorageOverrides } from './wi
 import { buildVoice, type VoiceOverrides } from './wiring/voice.js';
 import { buildWorkers } from './wiring/workers.js';
 import type { Dispatcher } from './workers/dispatcher/index.js';
-import { createRecordingPruner, RecordingPruner } from './workers/recording-pruner.js';
 import type { Reconciler } from './workers/reconciler.js';
+import { createRecordingPruner, RecordingPruner } from './workers/recording-pruner.js';
 import type { WebhookSender } from './workers/webhook-sender.js';
 
 export { openConfiguredDatabase };
@@ -128,7 +128,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         logger,
         http,
         signingSecrets: (callId) => webhooks.signingSecretsForCall(callId),
-        trunk: (trunkId) => trunks.forDialing(trunkId),
+        trunks,
         version: VERSION,
       },
       opened,

@@ -227,6 +227,23 @@ export type Admission = { waitMs: 0; at: Date } | { waitMs: number; at: null };
  * A lease runs out after `leaseMs` unless its member acquires again (a renewal), so a process that
  * dies gives its places back.
  */
+/** A trunk as a SIP call needs it: where to send INVITEs, as whom, and its caps. */
+export interface SipTrunk {
+  id: string;
+  host: string;
+  port: number;
+  username: string | null;
+  password: string | null;
+  fromNumber: string;
+  maxCallsPerSecond: number | null;
+  maxConcurrentCalls: number | null;
+}
+
+/** Where the SIP transport finds the trunk a call goes through (its password opened). */
+export interface TrunkDirectory {
+  forDialing(trunkId: string): Promise<SipTrunk | null>;
+}
+
 export interface Leases {
   /** Takes, or renews, a place for `member`; false when all `limit` places are held by others. */
   acquire(key: string, limit: number, member: string, leaseMs: number): Promise<boolean>;

@@ -1,7 +1,7 @@
-import type { SipTrunk } from '../adapters/voice/sip/provider.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { normalizeE164 } from '../domain/phone.js';
+import type { SipTrunk, TrunkDirectory } from '../ports.js';
 import type { SipTrunkRow } from '../store/sip-trunks.js';
 import type { Deps } from './deps.js';
 
@@ -41,7 +41,7 @@ function invalid(field: string, message: string): AppError {
   return new AppError('INVALID_REQUEST', `${field} ${message}`, { fieldErrors: { [field]: [message] } });
 }
 
-export class SipTrunkService {
+export class SipTrunkService implements TrunkDirectory {
   constructor(private readonly deps: Pick<Deps, 'store' | 'clock' | 'sealer'>) {}
 
   async create(

@@ -8,15 +8,11 @@ import { LocalDiskRecordings } from '../adapters/recordings/local-disk.js';
 import { RedisLeases } from '../adapters/redis/leases.js';
 import { RoutingVoiceProvider } from '../adapters/voice/router.js';
 import { SimulatedVoiceProvider } from '../adapters/voice/simulator.js';
-import {
-  publicAddressFor,
-  type SipProviderOptions,
-  SipVoiceProvider,
-} from '../adapters/voice/sip/provider.js';
+import { publicAddressFor, SipVoiceProvider } from '../adapters/voice/sip/provider.js';
 import { WebCallProvider } from '../adapters/voice/web-provider.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
-import type { VoiceProvider } from '../ports.js';
+import type { TrunkDirectory, VoiceProvider } from '../ports.js';
 import type { CallEventBus } from '../services/events.js';
 import { loadConversationEngine } from '../voice/engines/index.js';
 import { HttpToolCaller } from '../voice/http-tools.js';
@@ -59,8 +55,8 @@ export async function buildVoice(
     http: HttpDispatcher;
     /** A call's user's webhook secrets, which sign its HTTP tool requests. */
     signingSecrets: (callId: string) => Promise<string[]>;
-    /** The SIP trunk a call is placed through (the trunk directory). */
-    trunk: SipProviderOptions['trunk'];
+    /** The SIP trunks calls are placed through. */
+    trunks: TrunkDirectory;
     version: string;
   },
   opened: Array<() => Promise<void>>,
@@ -165,7 +161,8 @@ export async function buildVoice(
     ringTimeoutMs: config.sipRingTimeoutMs,
     maxCallMs: config.maxCallSeconds * 1000,
     amd: config.amd,
-    trunk: context.trunk,
+    trunks: context.trunks,
+    clock,
     engine,
     models: voiceModels,
     // The start log the dispatcher uses: trunk rates and batch paces right before each INVITE.
@@ -190,6 +187,7 @@ export async function buildVoice(
     records: dials,
     live: liveChannel,
     logger,
+    clock,
   });
   const provider = new RoutingVoiceProvider(fallback, sip, [webCalls]);
   opened.unshift(() => provider.close());

@@ -40,7 +40,11 @@ export class RecordingPruner {
  * The pruner's loop: a pass at once (a host that was down for a while catches up), then one an
  * hour. It runs in every role, as every role may hold calls and keep their recordings.
  */
-export function createRecordingPruner(pruner: RecordingPruner, logger: Logger, idleMs = PRUNE_EVERY_MS): PollLoop {
+export function createRecordingPruner(
+  pruner: RecordingPruner,
+  logger: Logger,
+  idleMs = PRUNE_EVERY_MS,
+): PollLoop {
   return new PollLoop({
     name: 'recordings-prune',
     idleMs,

@@ -85,19 +85,21 @@ export function testSipProvider(
     // The offline model ports (pocketsphinx, espeak-ng), as a process without model servers has.
     models: buildVoiceModels({ llm: null, stt: null, tts: null }),
     limiter: new MemoryRateLimiter(),
-    trunk: async (id) =>
-      trunk
-        ? {
-            id,
-            host: '127.0.0.1',
-            username: null,
-            password: null,
-            fromNumber: '+14155550100',
-            maxCallsPerSecond: null,
-            maxConcurrentCalls: null,
-            ...trunk,
-          }
-        : null,
+    trunks: {
+      forDialing: async (id) =>
+        trunk
+          ? {
+              id,
+              host: '127.0.0.1',
+              username: null,
+              password: null,
+              fromNumber: '+14155550100',
+              maxCallsPerSecond: null,
+              maxConcurrentCalls: null,
+              ...trunk,
+            }
+          : null,
+    },
     ...rest,
   });
   sip.onCallEnded(async (event) => {

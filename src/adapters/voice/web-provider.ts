@@ -1,16 +1,18 @@
 import type { Logger } from 'pino';
 import { billedSeconds } from '../../domain/billing.js';
 import { WEB_PROVIDER } from '../../domain/call.js';
-import type {
-  CallEndedEvent,
-  DialRecord,
-  DialRecords,
-  DialRequest,
-  LiveCallChannel,
-  ProviderCallState,
-  Recording,
-  RecordingStore,
-  VoiceProvider,
+import {
+  type CallEndedEvent,
+  type Clock,
+  type DialRecord,
+  type DialRecords,
+  type DialRequest,
+  type LiveCallChannel,
+  type ProviderCallState,
+  type Recording,
+  type RecordingStore,
+  systemClock,
+  type VoiceProvider,
 } from '../../ports.js';
 import type { ConversationEngine, VoiceModels } from '../../voice/contracts.js';
 import { runAnsweredCall } from '../../voice/session.js';
@@ -33,6 +35,8 @@ export interface WebProviderOptions {
   records: DialRecords;
   live: LiveCallChannel;
   logger?: Logger;
+  /** The clock a call's end is read from. */
+  clock?: Clock;
 }
 
 /** How long a stop waits for the web calls it hung up to store their ends. */
@@ -130,7 +134,7 @@ export class WebCallProvider implements VoiceProvider {
         live,
         ...(logger ? { logger } : {}),
       });
-      const endedAt = new Date();
+      const endedAt = (this.options.clock ?? systemClock).now();
       ended = {
         callId,
         answeredAt,
@@ -141,7 +145,7 @@ export class WebCallProvider implements VoiceProvider {
     } catch (error) {
       // Only the recording's scratch path can fail before the session (the session never throws).
       logger?.error({ err: error, callId }, 'a web call failed');
-      const endedAt = new Date();
+      const endedAt = (this.options.clock ?? systemClock).now();
       ended = {
         callId,
         status: 'FAILED',

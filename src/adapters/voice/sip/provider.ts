@@ -3,19 +3,23 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import { billedSeconds } from '../../../domain/billing.js';
 import type { FinalCallStatus } from '../../../domain/call.js';
-import type {
-  CallEndedEvent,
-  DialRecord,
-  DialRecords,
-  DialRequest,
-  Leases,
-  LiveCallChannel,
-  Pace,
-  ProviderCallState,
-  RateLimiter,
-  Recording,
-  RecordingStore,
-  VoiceProvider,
+import {
+  type CallEndedEvent,
+  type Clock,
+  type DialRecord,
+  type DialRecords,
+  type DialRequest,
+  type Leases,
+  type LiveCallChannel,
+  type Pace,
+  type ProviderCallState,
+  type RateLimiter,
+  type Recording,
+  type RecordingStore,
+  type SipTrunk,
+  systemClock,
+  type TrunkDirectory,
+  type VoiceProvider,
 } from '../../../ports.js';
 import type { ConversationEngine, VoiceModels } from '../../../voice/contracts.js';
 import { runAnsweredCall } from '../../../voice/session.js';
@@ -46,7 +50,7 @@ function unanswered(
   status: FinalCallStatus,
   error: string | null,
   sipCode: number | null,
-  endedAt = new Date(),
+  endedAt: Date,
 ): CallEndedEvent {
   return {
     callId,
@@ -68,17 +72,7 @@ class NotSent extends Error {
   }
 }
 
-/** A trunk as the provider needs it: where to send INVITEs, as whom, and its caps. */
-export interface SipTrunk {
-  id: string;
-  host: string;
-  port: number;
-  username: string | null;
-  password: string | null;
-  fromNumber: string;
-  maxCallsPerSecond: number | null;
-  maxConcurrentCalls: number | null;
-}
+export type { SipTrunk };
 
 export interface SipProviderOptions {
   /** The address the far end sees in Via, Contact and SDP. */
@@ -102,7 +96,10 @@ export interface SipProviderOptions {
   amdMaxMs?: number;
   /** INVITEs answered with a capacity code before the call is given up as FAILED. */
   capacityRetries?: number;
-  trunk(trunkId: string): Promise<SipTrunk | null>;
+  /** The trunks calls go through. */
+  trunks: TrunkDirectory;
+  /** The clock call moments (sent, answered, ended) are read from. */
+  clock?: Clock;
   engine: ConversationEngine;
   /** The model ports answered calls are given (hosted, local, or the offline fallbacks). */
   models: VoiceModels;
@@ -166,6 +163,10 @@ export class SipVoiceProvider implements VoiceProvider {
   private closed: Promise<void> | null = null;
 
   constructor(private readonly options: SipProviderOptions) {}
+
+  private now(): Date {
+    return (this.options.clock ?? systemClock).now();
+  }
 
   nameFor(): string {
     return this.name;
@@ -276,6 +277,7 @@ export class SipVoiceProvider implements VoiceProvider {
         'FAILED',
         `The call could not be placed: ${(error as Error).message}`,
         null,
+        this.now(),
       );
     }
     // The end is kept with the record first: if this process dies before the call row hears of
@@ -295,7 +297,7 @@ export class SipVoiceProvider implements VoiceProvider {
 
   /** Waits for the trunk, sends the INVITE, and tries again later when the carrier is full. */
   private async place(request: DialRequest, trunkId: string, signal: AbortSignal): Promise<CallEndedEvent> {
-    const trunk = await this.options.trunk(trunkId);
+    const trunk = await this.options.trunks.forDialing(trunkId);
     if (!trunk) throw new Error(`SIP trunk ${trunkId} does not exist`);
     const gate = this.gate(trunk);
     const retries = this.options.capacityRetries ?? 5;
@@ -346,6 +348,7 @@ export class SipVoiceProvider implements VoiceProvider {
           'FAILED',
           `The carrier had no capacity (SIP ${result.code}) after ${tries} tries`,
           result.code,
+          this.now(),
         );
       }
     }
@@ -416,7 +419,7 @@ export class SipVoiceProvider implements VoiceProvider {
           await this.pause(admission.waitMs, signal);
         }
       }
-      if (!stale) return request.pace && last ? last : new Date();
+      if (!stale) return request.pace && last ? last : this.now();
     }
   }
 
@@ -469,11 +472,11 @@ export class SipVoiceProvider implements VoiceProvider {
           outcome.kind === 'busy' ? null : `${outcome.reason}${outcome.code ? ` (SIP ${outcome.code})` : ''}`;
         return {
           kind: 'final',
-          event: unanswered(request.callId, OUTCOME_STATUS[outcome.kind], error, code),
+          event: unanswered(request.callId, OUTCOME_STATUS[outcome.kind], error, code, this.now()),
         };
       }
 
-      const answeredAt = new Date();
+      const answeredAt = this.now();
       // Kept with the record: a crash from here on still charges the time connected.
       void this.options.records
         .answered(request.callId, answeredAt, request.progressEvents)
@@ -531,7 +534,7 @@ export class SipVoiceProvider implements VoiceProvider {
         });
         ended = { callId: request.callId, answeredAt, sipCode: code, ...outcome };
       }
-      const endedAt = new Date();
+      const endedAt = this.now();
       return {
         kind: 'final',
         event: {
@@ -593,5 +596,4 @@ export class SipVoiceProvider implements VoiceProvider {
     });
     return this.userAgent;
   }
-
 }
