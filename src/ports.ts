@@ -143,12 +143,13 @@ export interface RecordingStore {
 }
 
 /** Voice provider port: the simulator by default; a SIP trunk later. */
-export interface VoiceProvider {
+/**
+ * What every transport does with the calls it holds: report their ends, settle one whose owner is
+ * gone, play back its recording, and stop. A transport that never places calls (the web calls,
+ * whose browser is on the line from the start) is only this.
+ */
+export interface CallHolder {
   readonly name: string;
-  /** The provider that places this agent's calls, as recorded on each call row. */
-  nameFor(agent: DialAgent): string;
-  /** Places the call. Idempotent on `callId`: a second request for the same id does not dial again. */
-  dial(request: DialRequest): Promise<void>;
   /** Registers the one consumer of call-ended events. */
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void;
   /**
@@ -166,6 +167,14 @@ export interface VoiceProvider {
     provider?: string;
   }): Promise<Recording | null>;
   close(): Promise<void>;
+}
+
+/** A transport that places calls (the simulator, SIP), and the router in front of them. */
+export interface VoiceProvider extends CallHolder {
+  /** The provider that places this agent's calls, as recorded on each call row. */
+  nameFor(agent: DialAgent): string;
+  /** Places the call. Idempotent on `callId`: a second request for the same id does not dial again. */
+  dial(request: DialRequest): Promise<void>;
 }
 
 /** What the transport needs of a WebSocket (a `ws` WebSocket on the server has all of it). */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RoutingVoiceProvider } from '../../src/adapters/voice/router.js';
 import { SimulatedVoiceProvider } from '../../src/adapters/voice/simulator.js';
-import type { CallEndedEvent, DialRecord } from '../../src/ports.js';
+import type { CallEndedEvent, CallHolder, DialRecord } from '../../src/ports.js';
 import {
   dialRequest,
   type TestSipProvider,
@@ -69,5 +69,41 @@ describe('routing calls between the simulator and SIP trunks', () => {
     const call = { id: 'call_x', duration: 3, transcription: [] };
     expect(await router.recording({ ...call, provider: 'sip' })).toBeNull();
     expect((await router.recording({ ...call, provider: 'simulator' }))?.contentType).toBe('audio/wav');
+  });
+
+  it('never dials a call recorded with a holder that places nothing (a web call), and settles it there', async () => {
+    const asked: string[] = [];
+    const web: CallHolder = {
+      name: 'web',
+      onCallEnded: () => {},
+      lookup: async (request) => {
+        asked.push(request.callId);
+        return { known: true, ended: null };
+      },
+      recording: async () => null,
+      close: async () => {},
+    };
+    const withWeb = new RoutingVoiceProvider(simulator, sipProvider.sip, [web]);
+    const before = simulator.dials.length;
+    await expect(withWeb.dial(dialRequest('call_web', null, 'web'))).rejects.toThrow(
+      'call call_web is a web call: it is never dialed',
+    );
+    expect(simulator.dials.length).toBe(before);
+    const record: DialRecord = {
+      callId: 'call_web',
+      owner: 'gone',
+      provider: 'web',
+      state: 'sent',
+      createdAt: new Date(),
+      sentAt: new Date(),
+      answeredAt: new Date(),
+      ended: null,
+      ownerSeenAt: new Date(),
+    };
+    expect(await withWeb.lookup(dialRequest('call_web', null, 'web'), record)).toEqual({
+      known: true,
+      ended: null,
+    });
+    expect(asked).toEqual(['call_web']);
   });
 });

@@ -1,6 +1,7 @@
 import type { TranscriptEntry } from '../../domain/call.js';
 import type {
   CallEndedEvent,
+  CallHolder,
   DialAgent,
   DialRecord,
   DialRequest,
@@ -21,19 +22,17 @@ export class RoutingVoiceProvider implements VoiceProvider {
   constructor(
     private readonly fallback: VoiceProvider,
     private readonly sip: VoiceProvider,
-    private readonly others: VoiceProvider[] = [],
+    private readonly others: CallHolder[] = [],
   ) {
     this.name = fallback.name;
   }
 
-  /** The provider named on a call row, or null for the default's and SIP's (decided as before). */
-  private recorded(name: string | undefined): VoiceProvider | null {
+  /** The holder named on a call row, or null for the default's and SIP's (decided as before). */
+  private recorded(name: string | undefined): CallHolder | null {
     return name === undefined ? null : (this.others.find((other) => other.name === name) ?? null);
   }
 
   private route(request: DialRequest): VoiceProvider {
-    const recorded = this.recorded(request.provider);
-    if (recorded) return recorded;
     return this.nameFor(request.agent) === this.sip.name ? this.sip : this.fallback;
   }
 
@@ -41,7 +40,11 @@ export class RoutingVoiceProvider implements VoiceProvider {
     return (agent.sipTrunkId ? this.sip : this.fallback).name;
   }
 
-  dial(request: DialRequest): Promise<void> {
+  /** A call recorded with a holder that never dials (a web call) is refused: nothing places it. */
+  async dial(request: DialRequest): Promise<void> {
+    if (this.recorded(request.provider)) {
+      throw new Error(`call ${request.callId} is a ${request.provider} call: it is never dialed`);
+    }
     return this.route(request).dial(request);
   }
 

@@ -3,6 +3,7 @@ import { billedSeconds } from '../../domain/billing.js';
 import { WEB_PROVIDER } from '../../domain/call.js';
 import {
   type CallEndedEvent,
+  type CallHolder,
   type Clock,
   type DialRecord,
   type DialRecords,
@@ -12,7 +13,6 @@ import {
   type Recording,
   type RecordingStore,
   systemClock,
-  type VoiceProvider,
 } from '../../ports.js';
 import type { ConversationEngine, VoiceModels } from '../../voice/contracts.js';
 import { runAnsweredCall } from '../../voice/session.js';
@@ -51,22 +51,13 @@ const CLOSE_WAIT_MS = 10_000;
  * (onCallEnded: billing, analysis, webhooks). A call whose process died is settled from its dial
  * record as cut off, like an answered SIP call; it is never dialed.
  */
-export class WebCallProvider implements VoiceProvider {
+export class WebCallProvider implements CallHolder {
   readonly name = WEB_PROVIDER;
   private handler: ((event: CallEndedEvent) => Promise<void>) | null = null;
   private readonly calls = new Map<string, { stop: AbortController; done: Promise<void> }>();
   private closing: Promise<void> | null = null;
 
   constructor(private readonly options: WebProviderOptions) {}
-
-  nameFor(): string {
-    return this.name;
-  }
-
-  /** A web call is opened by a browser; the sweep never gets here (its record is sent from the start). */
-  async dial(request: DialRequest): Promise<void> {
-    throw new Error(`call ${request.callId} is a web call: it is opened by a browser and never dialed`);
-  }
 
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
     this.handler = handler;
