@@ -18,6 +18,7 @@ import type {
 import { systemClock } from '../../ports.js';
 import type { ConversationEngine, VoiceModels } from '../../voice/contracts.js';
 import { runAnsweredCall } from '../../voice/session.js';
+import { CallHost } from './call-host.js';
 import { cutOffAfterAnswer } from './cut-off.js';
 import { publishOnce } from './publish-once.js';
 import { SimulatedCallee } from './sim-persona.js';
@@ -115,7 +116,8 @@ export class SimulatedVoiceProvider implements VoiceProvider {
   private readonly sessions = new Map<string, Session>();
   /** Ids already dialed (bounded like `dials`): the idempotency record. */
   private readonly dialed = new Set<string>();
-  private handler: ((event: CallEndedEvent) => Promise<void>) | null = null;
+  /** Reports each end once: an AI conversation's kept with its dial record first. */
+  private readonly host: CallHost;
   private readonly clock: Clock;
   /** Recordings made or being made, without a store (least recently used first). */
   private readonly made = new Map<string, Promise<{ wav: Buffer; spoken: boolean }>>();
@@ -124,6 +126,12 @@ export class SimulatedVoiceProvider implements VoiceProvider {
 
   constructor(private readonly options: SimulatorOptions) {
     this.clock = options.clock ?? systemClock;
+    this.host = new CallHost({
+      label: 'simulated',
+      ...(options.records ? { records: options.records } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+      onError: (error, event) => options.onError?.(error, event),
+    });
   }
 
   nameFor(): string {
@@ -131,7 +139,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
   }
 
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
-    this.handler = handler;
+    this.host.onCallEnded(handler);
   }
 
   async dial(request: DialRequest): Promise<void> {
@@ -329,20 +337,13 @@ export class SimulatedVoiceProvider implements VoiceProvider {
    * number: if this process dies before the call row hears of it, `lookup` reads it there), then
    * reported.
    */
-  private async settle(event: CallEndedEvent): Promise<void> {
-    await this.options.records?.ended(event).catch((error: unknown) => {
-      this.options.logger?.warn(
-        { err: error, callId: event.callId },
-        'could not record a simulated call end',
-      );
-    });
-    await this.report(event);
+  private settle(event: CallEndedEvent): Promise<void> {
+    return this.host.report(event);
   }
 
+  /** A canned call's end: rebuilt from the number by any process, so not kept with its record. */
   private report(event: CallEndedEvent): Promise<void> {
-    return (this.handler?.(event) ?? Promise.resolve()).catch((error: unknown) =>
-      this.options.onError?.(error, event),
-    );
+    return this.host.report(event, { keep: false });
   }
 
   private recordAnswer(request: DialRequest, at: Date): void {

@@ -16,6 +16,7 @@ import {
 } from '../../ports.js';
 import type { ConversationEngine, VoiceModels } from '../../voice/contracts.js';
 import { runAnsweredCall } from '../../voice/session.js';
+import { CallHost } from './call-host.js';
 import { cutOffAfterAnswer } from './cut-off.js';
 import { type WebCallSocket, WebCallTransport } from './web-transport.js';
 
@@ -53,19 +54,24 @@ const CLOSE_WAIT_MS = 10_000;
  */
 export class WebCallProvider implements CallHolder {
   readonly name = WEB_PROVIDER;
-  private handler: ((event: CallEndedEvent) => Promise<void>) | null = null;
-  private readonly calls = new Map<string, { stop: AbortController; done: Promise<void> }>();
-  private closing: Promise<void> | null = null;
+  private readonly host: CallHost;
 
-  constructor(private readonly options: WebProviderOptions) {}
+  constructor(private readonly options: WebProviderOptions) {
+    this.host = new CallHost({
+      label: 'web',
+      records: options.records,
+      ...(options.logger ? { logger: options.logger } : {}),
+      closeWaitMs: CLOSE_WAIT_MS,
+    });
+  }
 
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
-    this.handler = handler;
+    this.host.onCallEnded(handler);
   }
 
   /** Web calls up in this process. */
   get activeCalls(): number {
-    return this.calls.size;
+    return this.host.size;
   }
 
   /**
@@ -73,12 +79,11 @@ export class WebCallProvider implements CallHolder {
    * closes the connection. Resolves with the end; never throws.
    */
   talk(request: DialRequest, answeredAt: Date, socket: WebCallSocket): Promise<CallEndedEvent> {
-    const stop = new AbortController();
-    if (this.closing) stop.abort();
+    // A web call's id is new (CallIntake.openWebCall): it is never held already.
+    const stop = this.host.take(request.callId) ?? new AbortController();
     const running = this.hold(request, answeredAt, socket, stop.signal);
-    const entry = { stop, done: running.then(() => undefined) };
-    this.calls.set(request.callId, entry);
-    return running.finally(() => this.calls.delete(request.callId));
+    this.host.running(request.callId, running);
+    return running.finally(() => this.host.release(request.callId));
   }
 
   private async hold(
@@ -149,16 +154,7 @@ export class WebCallProvider implements CallHolder {
       };
     }
     await unsubscribe?.().catch(() => undefined);
-    // Kept with the record first: if this process dies before the call row hears of it, the
-    // process that settles the call reads it there.
-    await this.options.records
-      .ended(ended)
-      .catch((error: unknown) => logger?.warn({ err: error, callId }, 'could not record a web call end'));
-    try {
-      await this.handler?.(ended);
-    } catch (error) {
-      logger?.error({ err: error, callId }, 'could not record a web call end');
-    }
+    await this.host.report(ended);
     send({
       type: 'ended',
       callId,
@@ -181,7 +177,7 @@ export class WebCallProvider implements CallHolder {
    * browser was answered from the start, so the connected time is charged).
    */
   async lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState> {
-    if (this.calls.has(request.callId)) return { known: true, ended: null };
+    if (this.host.holds(request.callId)) return { known: true, ended: null };
     if (record.ended) return { known: true, ended: record.ended };
     const answeredAt = record.answeredAt ?? record.sentAt ?? record.createdAt;
     return { known: true, ended: cutOffAfterAnswer(request.callId, { ...record, answeredAt }) };
@@ -193,18 +189,6 @@ export class WebCallProvider implements CallHolder {
 
   /** Hangs up every web call of this process (as the agent would) and waits for their ends to be stored. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      const calls = [...this.calls.values()];
-      for (const call of calls) call.stop.abort();
-      let wait: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all(calls.map((call) => call.done)),
-        new Promise((resolve) => {
-          wait = setTimeout(resolve, CLOSE_WAIT_MS);
-        }),
-      ]);
-      clearTimeout(wait);
-    })();
-    return this.closing;
+    return this.host.stopAll();
   }
 }

@@ -24,6 +24,7 @@ import {
 import type { ConversationEngine, VoiceModels } from '../../../voice/contracts.js';
 import { runAnsweredCall } from '../../../voice/session.js';
 import { speechToolsAvailable } from '../../speech/tools.js';
+import { CallHost } from '../call-host.js';
 import { cutOffAfterAnswer, lastHeartbeat } from '../cut-off.js';
 import { RtpSession } from '../rtp.js';
 import { parseSdpAnswer } from './message.js';
@@ -155,14 +156,19 @@ const OUTCOME_STATUS: Record<Exclude<SipOutcome['kind'], 'answered' | 'capacity'
  */
 export class SipVoiceProvider implements VoiceProvider {
   readonly name = 'sip';
-  private handler: ((event: CallEndedEvent) => Promise<void>) | null = null;
   private userAgent: Promise<SipUserAgent> | null = null;
   private readonly gates = new Map<string, TrunkGate>();
-  private readonly calls = new Map<string, { stop: AbortController; done: Promise<void> }>();
-  private closing = false;
+  private readonly host: CallHost;
   private closed: Promise<void> | null = null;
 
-  constructor(private readonly options: SipProviderOptions) {}
+  constructor(private readonly options: SipProviderOptions) {
+    this.host = new CallHost({
+      label: 'SIP',
+      records: options.records,
+      ...(options.logger ? { logger: options.logger } : {}),
+      closeWaitMs: CLOSE_WAIT_MS,
+    });
+  }
 
   private now(): Date {
     return (this.options.clock ?? systemClock).now();
@@ -173,33 +179,31 @@ export class SipVoiceProvider implements VoiceProvider {
   }
 
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
-    this.handler = handler;
+    this.host.onCallEnded(handler);
   }
 
   /** Calls up or waiting in this process. */
   get activeCalls(): number {
-    return this.calls.size;
+    return this.host.size;
   }
 
   async dial(request: DialRequest): Promise<void> {
-    if (this.closing) throw new Error('the SIP provider is closing');
+    if (this.closed) throw new Error('the SIP provider is closing');
     const trunkId = request.agent.sipTrunkId;
     if (!trunkId) throw new Error(`agent ${request.agent.id} has no SIP trunk`);
-    if (this.calls.has(request.callId)) return;
     // Taken before the record is asked, so a second dial of this id in this process stops here.
-    const stop = new AbortController();
-    const entry = { stop, done: Promise.resolve() };
-    this.calls.set(request.callId, entry);
+    const stop = this.host.take(request.callId);
+    if (!stop) return;
     try {
       if (!(await this.options.records.hold(request.callId, this.name))) {
-        this.calls.delete(request.callId);
+        this.host.release(request.callId);
         return; // sent or ended before, by this process or another: never twice
       }
     } catch (error) {
-      this.calls.delete(request.callId);
+      this.host.release(request.callId);
       throw error;
     }
-    entry.done = this.run(request, trunkId, stop.signal);
+    this.host.running(request.callId, this.run(request, trunkId, stop.signal));
   }
 
   /**
@@ -208,7 +212,7 @@ export class SipVoiceProvider implements VoiceProvider {
    * heartbeat (charged like any connected time), or unanswered with nothing charged.
    */
   async lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState> {
-    if (this.calls.has(request.callId)) return { known: true, ended: null };
+    if (this.host.holds(request.callId)) return { known: true, ended: null };
     if (record.ended) return { known: true, ended: record.ended };
     if (record.state !== 'sent') return { known: false, ended: null };
     const heartbeat = lastHeartbeat(record);
@@ -245,18 +249,8 @@ export class SipVoiceProvider implements VoiceProvider {
   }
 
   private async shutdown(): Promise<void> {
-    this.closing = true;
     for (const gate of this.gates.values()) gate.close();
-    for (const call of this.calls.values()) call.stop.abort();
-    // Hang-ups are quick unless a far end stops answering; a stop never waits on it for long.
-    let wait: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all([...this.calls.values()].map((call) => call.done)),
-      new Promise((resolve) => {
-        wait = setTimeout(resolve, CLOSE_WAIT_MS);
-      }),
-    ]);
-    clearTimeout(wait);
+    await this.host.stopAll();
     if (this.userAgent) await (await this.userAgent.catch(() => null))?.close();
   }
 
@@ -268,7 +262,7 @@ export class SipVoiceProvider implements VoiceProvider {
       if (error instanceof NotSent) {
         // Nothing reached the carrier: the record stays waiting, and once this process's lease
         // is given back (a stop) or gone (a crash) the call goes back to the queue uncharged.
-        this.calls.delete(request.callId);
+        this.host.release(request.callId);
         return;
       }
       this.options.logger?.error({ err: error, callId: request.callId }, 'a SIP call failed');
@@ -280,19 +274,7 @@ export class SipVoiceProvider implements VoiceProvider {
         this.now(),
       );
     }
-    // The end is kept with the record first: if this process dies before the call row hears of
-    // it, the process that settles the call reads it there.
-    await this.options.records
-      .ended(ended)
-      .catch((error: unknown) =>
-        this.options.logger?.warn({ err: error, callId: ended.callId }, 'could not record a SIP call end'),
-      );
-    this.calls.delete(request.callId);
-    try {
-      await this.handler?.(ended);
-    } catch (error) {
-      this.options.logger?.error({ err: error, callId: ended.callId }, 'could not record a SIP call end');
-    }
+    await this.host.report(ended);
   }
 
   /** Waits for the trunk, sends the INVITE, and tries again later when the carrier is full. */
