@@ -64,3 +64,11 @@ export function isSuccess(status: CallStatus): boolean {
 export function assertNever(value: never): never {
   throw new Error(`Unexpected value: ${String(value)}`);
 }
+
+/**
+ * Whether an ended call is analysed before its `call.completed` goes out: it has words in its
+ * transcript. Its webhook then carries the analysis (the analysis worker queues it).
+ */
+export function awaitsAnalysis(event: { transcription: Array<{ content: string }> }): boolean {
+  return event.transcription.some((entry) => entry.content.trim() !== '');
+}

@@ -1,5 +1,20 @@
 import type { Logger } from 'pino';
+import type { CallStatus } from '../domain/call.js';
 import type { CallEndedEvent } from '../ports.js';
+
+/** A call as its end left it: what the live view and the metrics show of it. */
+export interface EndedCall {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  contact_id: string;
+  batch_id: string | null;
+  status: CallStatus;
+  phone_number: string;
+  error: string | null;
+  duration: number | null;
+  created_at: Date;
+}
 
 /**
  * What happens to a call, as its owners announce it once it is stored. Each reaction is a named
@@ -13,47 +28,76 @@ export interface CallEvents {
   'call.sent': { callId: string; at: Date };
   /**
    * A call's end, from any source (its provider, a refused dial, the reconciler), after
-   * `CallLifecycle.finish` applied it. `recorded` is false when that write failed: the
+   * `CallLifecycle.finish` applied it. `call` is the call as this end left it, or null when the end
+   * changed nothing (a repeated report). `recorded` is false when the write failed: the
    * reconciler settles the call later, and only the reactions that must not wait for it run.
    */
-  'call.ended': { event: CallEndedEvent; recorded: boolean };
+  'call.ended': { event: CallEndedEvent; recorded: boolean; call: EndedCall | null };
 }
 
 type Reaction<Payload> = (payload: Payload) => void | Promise<void>;
+
+/** Named subscribers per event, in the order they subscribed. */
+class Subscribers<Events extends object> {
+  private readonly subscribers = new Map<keyof Events, Array<{ name: string; react: unknown }>>();
+
+  protected add(event: keyof Events, name: string, react: unknown): void {
+    const list = this.subscribers.get(event) ?? [];
+    if (list.some((subscriber) => subscriber.name === name)) {
+      throw new Error(`${String(event)} already has a subscriber named ${name}`);
+    }
+    list.push({ name, react });
+    this.subscribers.set(event, list);
+  }
+
+  protected of<K extends keyof Events, Fn>(event: K): Array<{ name: string; react: Fn }> {
+    return (this.subscribers.get(event) ?? []) as Array<{ name: string; react: Fn }>;
+  }
+
+  /** The names subscribed to `event`, in the order they run. */
+  subscribersOf(event: keyof Events): string[] {
+    return this.of(event).map((subscriber) => subscriber.name);
+  }
+}
 
 /**
  * A typed event bus for one process: `emit` runs every subscriber of the event in the order they
  * subscribed, each to its end, and resolves when all have run. A subscriber that throws is logged
  * under its name and does not stop the others.
  */
-export class EventBus<Events extends object> {
-  private readonly subscribers = new Map<keyof Events, Array<{ name: string; react: Reaction<never> }>>();
-
-  constructor(private readonly logger: Pick<Logger, 'error'>) {}
+export class EventBus<Events extends object> extends Subscribers<Events> {
+  constructor(private readonly logger: Pick<Logger, 'error'>) {
+    super();
+  }
 
   on<K extends keyof Events>(event: K, name: string, react: Reaction<Events[K]>): void {
-    const list = this.subscribers.get(event) ?? [];
-    if (list.some((subscriber) => subscriber.name === name)) {
-      throw new Error(`${String(event)} already has a subscriber named ${name}`);
-    }
-    list.push({ name, react: react as Reaction<never> });
-    this.subscribers.set(event, list);
+    this.add(event, name, react);
   }
 
   async emit<K extends keyof Events>(event: K, payload: Events[K]): Promise<void> {
-    for (const { name, react } of this.subscribers.get(event) ?? []) {
+    for (const { name, react } of this.of<K, Reaction<Events[K]>>(event)) {
       try {
-        await (react as Reaction<Events[K]>)(payload);
+        await react(payload);
       } catch (error) {
         this.logger.error({ err: error, event, subscriber: name }, 'a subscriber failed');
       }
     }
   }
-
-  /** The names subscribed to `event`, in the order they run. */
-  subscribersOf(event: keyof Events): string[] {
-    return (this.subscribers.get(event) ?? []).map((subscriber) => subscriber.name);
-  }
 }
 
 export type CallEventBus = EventBus<CallEvents>;
+
+/**
+ * Reactions that are part of a write: `run` calls them in order inside the transaction that makes
+ * the change (their payload carries it), so each happens if and only if the change commits. One
+ * that throws undoes the whole transaction, as if the write itself had failed.
+ */
+export class TransactionBus<Events extends object> extends Subscribers<Events> {
+  on<K extends keyof Events>(event: K, name: string, react: (payload: Events[K]) => Promise<void>): void {
+    this.add(event, name, react);
+  }
+
+  async run<K extends keyof Events>(event: K, payload: Events[K]): Promise<void> {
+    for (const { react } of this.of<K, (payload: Events[K]) => Promise<void>>(event)) await react(payload);
+  }
+}

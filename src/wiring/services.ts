@@ -8,13 +8,13 @@ import { AnalysisService } from '../services/analysis.js';
 import { BatchReads } from '../services/batch-reads.js';
 import { BatchService } from '../services/batches.js';
 import { CallIntake } from '../services/calls/intake.js';
-import { CallLifecycle } from '../services/calls/lifecycle.js';
+import { CallLifecycle, type CallTransactionEvents } from '../services/calls/lifecycle.js';
 import { LiveView } from '../services/calls/live-view.js';
 import { CallReads } from '../services/calls/reads.js';
 import { CallRecordings } from '../services/calls/recordings.js';
 import { DashboardReads } from '../services/dashboard.js';
 import type { Deps } from '../services/deps.js';
-import type { CallEventBus } from '../services/events.js';
+import { type CallEventBus, TransactionBus } from '../services/events.js';
 import { BatchExport } from '../services/export.js';
 import type { HealthService } from '../services/health.js';
 import { IdempotencyService } from '../services/idempotency.js';
@@ -73,7 +73,8 @@ export function buildServices(
   const { storage, voice, events, webhooks } = context;
   const links = new RecordingLinks(deps);
   const live = new LiveView(deps, links);
-  const lifecycle = new CallLifecycle(deps, live, links, events);
+  const reactions = new TransactionBus<CallTransactionEvents>();
+  const lifecycle = new CallLifecycle(deps, events, reactions);
   const calls = new CallIntake(deps, lifecycle, events);
   const callReads = new CallReads(deps, live, links);
   const reconciler = new Reconciler(deps, lifecycle, live);
@@ -99,7 +100,7 @@ export function buildServices(
   voice.provider.onCallEnded(async (event) => {
     await lifecycle.finish(event);
   });
-  subscribeCallReactions(events, { live, liveControl, dispatcher });
+  subscribeCallReactions(events, reactions, { live, liveControl, dispatcher, metrics: deps.metrics, links });
   const batchReads = new BatchReads(deps, callReads);
   const services: RuntimeServices = {
     keys: new KeyService(deps),

@@ -1,6 +1,11 @@
+import type { Metrics } from '../metrics.js';
+import { advanceBatchContacts, finishIfDone } from '../services/batch-lifecycle.js';
+import { queueCallCompleted } from '../services/calls/completed.js';
+import type { CallTransactionEvents } from '../services/calls/lifecycle.js';
 import type { LiveView } from '../services/calls/live-view.js';
-import type { CallEventBus } from '../services/events.js';
+import type { CallEventBus, TransactionBus } from '../services/events.js';
 import type { LiveControlService } from '../services/live-control.js';
+import type { RecordingLinks } from '../services/recording-links.js';
 import type { Dispatcher } from '../workers/dispatcher/index.js';
 
 /** The modules that react to a call's events. */
@@ -8,28 +13,46 @@ export interface CallReactions {
   live: LiveView;
   liveControl: LiveControlService;
   dispatcher: Dispatcher;
+  metrics: Metrics;
+  links: RecordingLinks;
 }
 
 /**
- * Every reaction to a call's events, by name, in the order each runs. This is the one place that
- * says what happens when a call opens, goes out or ends; the writes themselves (the call row, the
- * batch contact, the outbox's `call.completed`, the analysis due) are `CallLifecycle`'s, in the
- * transaction that records the step.
+ * Every reaction to a call's events, by name, in the order each runs: the one place that says
+ * what happens when a call opens, goes out or ends. The writes of the step itself (the call row,
+ * the minutes charged, the analysis due) are `CallLifecycle`'s.
  */
 export function subscribeCallReactions(
   events: CallEventBus,
-  { live, liveControl, dispatcher }: CallReactions,
+  reactions: TransactionBus<CallTransactionEvents>,
+  { live, liveControl, dispatcher, metrics, links }: CallReactions,
 ): void {
+  // In the transaction that applies calls' ends, so each happens if and only if the end commits.
+  // call.completed is queued before the batch's own completion, so the outbox sends them in order.
+  reactions.on('calls.ending', 'call-completed-webhook', (ending) => queueCallCompleted(ending, links));
+  reactions.on('calls.ending', 'batch-progress', async ({ tx, rows, events: ended, batches, now }) => {
+    const counted = await advanceBatchContacts(tx, batches, rows, ended, now);
+    for (const batch of counted) await finishIfDone(tx, batch.id, now, batch);
+  });
   // The live view shows a single or web call from the moment it is committed, and a call that
   // waited for its trunk from the moment it went out, as its row does.
   events.on('call.opened', 'live-view', ({ callId, userId, contact, at }) =>
     live.putNewSingleCall(callId, userId, contact, at),
   );
   events.on('call.sent', 'live-view', ({ callId, at }) => live.started(callId, at));
-  // After the write: a follower of the call (the live stream, `say`) reads its final state.
+  // After the commit: the metrics count the end, the live view shows it, a follower of the call
+  // (the live stream, `say`) reads its final state, and the dispatcher's place for it is free
+  // (whether or not its end could be stored yet).
+  events.on('call.ended', 'metrics', ({ event, call }) => {
+    if (!call) return;
+    metrics.callsEnded.inc({ status: call.status });
+    metrics.observeAgentCall(event);
+  });
+  events.on('call.ended', 'live-view', async ({ call }) => {
+    if (call) await live.putLive(live.liveFromRow(call));
+  });
   events.on('call.ended', 'live-call-followers', async ({ event, recorded }) => {
     if (recorded) await liveControl.callEnded(event);
   });
-  // The dispatcher's place for the call is free, whether or not its end could be stored yet.
   events.on('call.ended', 'dispatcher-release', ({ event }) => dispatcher.released(event.callId));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventBus } from '../../src/services/events.js';
+import { EventBus, TransactionBus } from '../../src/services/events.js';
 
 interface Events {
   ended: { callId: string };
@@ -64,5 +64,27 @@ describe('EventBus', () => {
   it('an event nobody subscribed to does nothing', async () => {
     const bus = new EventBus<Events>(logged().logger as never);
     await expect(bus.emit('sent', { callId: 'call_3', at: new Date() })).resolves.toBeUndefined();
+  });
+});
+
+describe('TransactionBus', () => {
+  it('runs the reactions of a write in order, and the first that throws stops the rest and fails the write', async () => {
+    const bus = new TransactionBus<Events>();
+    const seen: string[] = [];
+    bus.on('ended', 'webhook', async ({ callId }) => {
+      seen.push(`webhook:${callId}`);
+    });
+    bus.on('ended', 'batch-progress', async () => {
+      throw new Error('lock timeout');
+    });
+    bus.on('ended', 'after', async () => {
+      seen.push('after');
+    });
+    await expect(bus.run('ended', { callId: 'call_4' })).rejects.toThrow('lock timeout');
+    expect(seen).toEqual(['webhook:call_4']);
+    expect(bus.subscribersOf('ended')).toEqual(['webhook', 'batch-progress', 'after']);
+    expect(() => bus.on('ended', 'after', async () => {})).toThrow(
+      'ended already has a subscriber named after',
+    );
   });
 });

@@ -2,17 +2,12 @@ import { sql } from 'kysely';
 import { type Db, json } from '../../adapters/postgres/database.js';
 import { openAnsweredDial, openDials, returnDial } from '../../adapters/postgres/dial-records.js';
 import { minutesToCharge } from '../../domain/billing.js';
-import type { CallChannel } from '../../domain/call.js';
+import { awaitsAnalysis, type CallChannel } from '../../domain/call.js';
 import type { CallEvent } from '../../domain/webhooks.js';
-import { singleCallUrl } from '../../domain/webhooks.js';
 import type { CallEndedEvent } from '../../ports.js';
-import { advanceBatchContacts, type EndingBatch, finishIfDone, returnContact } from '../batch-lifecycle.js';
+import { type EndingBatch, returnContact } from '../batch-lifecycle.js';
 import type { Deps } from '../deps.js';
-import type { CallEventBus } from '../events.js';
-import type { RecordingLinks } from '../recording-links.js';
-import { queueWebhook } from '../webhooks.js';
-import type { CallRow, LiveView } from './live-view.js';
-import { completedPayload } from './reads.js';
+import type { CallEventBus, EndedCall, TransactionBus } from '../events.js';
 
 /** A single or web call to open: every call outside a batch starts in this shape. */
 export interface NewCall {
@@ -41,6 +36,35 @@ export interface NewBatchCall {
   startAt: Date;
 }
 
+/** A call as the end's update returns it. */
+export interface EndedCallRow extends EndedCall {
+  status_callback_url: string | null;
+  status_callback_events: string[] | null;
+  batch_seq: number | null;
+  attempt: number;
+  minutes_charged: number;
+}
+
+/** A batch of calls ending together, locked, with what its contacts' next step depends on. */
+export type EndingCallsBatch = EndingBatch & { webhooks: Record<string, string> | null };
+
+/** Calls' ends applied in one transaction, for the reactions that are part of it. */
+export interface EndingCalls {
+  /** The transaction applying the ends: the reactions write in it. */
+  tx: Db;
+  /** The calls these ends changed, as they are now. */
+  rows: EndedCallRow[];
+  events: Map<string, CallEndedEvent>;
+  /** The batches of those calls, locked by this transaction. */
+  batches: EndingCallsBatch[];
+  now: Date;
+}
+
+/** What the lifecycle announces inside its transactions (`TransactionBus`). */
+export interface CallTransactionEvents {
+  'calls.ending': EndingCalls;
+}
+
 /** Most call ends applied in one transaction. */
 const ENDINGS_PER_GROUP = 200;
 
@@ -52,16 +76,15 @@ const ENDINGS_PER_GROUP = 200;
 export class CallLifecycle {
   private readonly endings: Array<{
     event: CallEndedEvent;
-    resolve: (changed: boolean) => void;
+    resolve: (call: EndedCallRow | null) => void;
     reject: (error: unknown) => void;
   }> = [];
   private applyingEndings = false;
 
   constructor(
     private readonly deps: Pick<Deps, 'db' | 'clock' | 'dials' | 'logger' | 'metrics'>,
-    private readonly live: LiveView,
-    private readonly links: RecordingLinks,
     private readonly events: CallEventBus,
+    private readonly reactions: TransactionBus<CallTransactionEvents>,
   ) {}
 
   /**
@@ -157,18 +180,18 @@ export class CallLifecycle {
    * whatever its source, and is announced as `call.ended` once applied (or once its write failed).
    */
   async finish(event: CallEndedEvent): Promise<boolean> {
-    let changed: boolean;
+    let call: EndedCallRow | null;
     try {
-      changed = await new Promise<boolean>((resolve, reject) => {
+      call = await new Promise<EndedCallRow | null>((resolve, reject) => {
         this.endings.push({ event, resolve, reject });
         if (!this.applyingEndings) void this.applyEndings();
       });
     } catch (error) {
-      await this.events.emit('call.ended', { event, recorded: false });
+      await this.events.emit('call.ended', { event, recorded: false, call: null });
       throw error;
     }
-    await this.events.emit('call.ended', { event, recorded: true });
-    return changed;
+    await this.events.emit('call.ended', { event, recorded: true, call });
+    return call !== null;
   }
 
   /**
@@ -186,7 +209,7 @@ export class CallLifecycle {
         try {
           const results = await this.finishGroup(group.map((entry) => entry.event));
           group.forEach((entry, index) => {
-            entry.resolve(results[index] ?? false);
+            entry.resolve(results[index] ?? null);
           });
         } catch (error) {
           if (group.length === 1) {
@@ -198,10 +221,7 @@ export class CallLifecycle {
             'a group of call ends failed; applying them one by one',
           );
           for (const entry of group) {
-            await this.finishGroup([entry.event]).then(
-              ([changed]) => entry.resolve(changed ?? false),
-              entry.reject,
-            );
+            await this.finishGroup([entry.event]).then(([call]) => entry.resolve(call ?? null), entry.reject);
           }
         }
       }
@@ -210,8 +230,8 @@ export class CallLifecycle {
     }
   }
 
-  /** Several calls' ends in one transaction; returns, per event, whether it changed anything. */
-  private async finishGroup(events: CallEndedEvent[]): Promise<boolean[]> {
+  /** Several calls' ends in one transaction; returns, per event, the call it ended (null: none). */
+  private async finishGroup(events: CallEndedEvent[]): Promise<Array<EndedCallRow | null>> {
     const { db, clock } = this.deps;
     const first = new Map<string, number>();
     events.forEach((event, index) => {
@@ -219,13 +239,11 @@ export class CallLifecycle {
     });
     const unique = [...first.values()].map((index) => events[index] as CallEndedEvent);
     const ids = unique.map((event) => event.callId);
-    const analysed = (event: CallEndedEvent) =>
-      event.transcription.some((entry) => entry.content.trim() !== '');
     const done = await db.transaction().execute(async (trx) => {
       // The same lock order as a single end: the batch rows first (in id order, so two groups
       // never wait on each other in a circle), then the users whose minutes change, then the calls.
       const batches = (
-        await sql<EndingBatch & { webhooks: Record<string, string> | null }>`
+        await sql<EndingCallsBatch>`
           select b.id, b.status, b.max_attempts, b.no_answer_delay_ms, b.busy_delay_ms, b.webhooks
           from batches b
           where b.id in (select batch_id from calls where id = any(${ids}::text[]) and batch_id is not null)
@@ -238,15 +256,7 @@ export class CallLifecycle {
         order by id for update`.execute(trx);
       const now = clock.now();
       const rows = (
-        await sql<
-          CallRow & {
-            status_callback_url: string | null;
-            status_callback_events: string[] | null;
-            batch_seq: number | null;
-            attempt: number;
-            minutes_charged: number;
-          }
-        >`
+        await sql<EndedCallRow>`
           update calls c set
             status = x.status, duration = x.duration::int, answered_at = x.answered_at::timestamptz,
             ended_at = x.ended_at::timestamptz, error = x.error, transcription = x.transcription::jsonb,
@@ -259,7 +269,7 @@ export class CallLifecycle {
             ${unique.map((e) => e.answeredAt?.toISOString() ?? null)}::text[], ${unique.map((e) => e.endedAt.toISOString())}::text[],
             ${unique.map((e) => e.error)}::text[], ${unique.map((e) => JSON.stringify(e.transcription))}::text[],
             ${unique.map((e) => String(minutesToCharge(e.status, e.duration)))}::text[],
-            ${unique.map((e) => (analysed(e) ? 'pending' : null))}::text[],
+            ${unique.map((e) => (awaitsAnalysis(e) ? 'pending' : null))}::text[],
             ${unique.map((e) => (e.sipCode == null ? null : String(e.sipCode)))}::text[],
             ${unique.map((e) => e.endedReason ?? null)}::text[],
             ${unique.map((e) => (e.turns ? JSON.stringify(e.turns) : null))}::text[],
@@ -282,35 +292,21 @@ export class CallLifecycle {
           from unnest(${charged.map(([id]) => id)}::text[], ${charged.map(([, m]) => m)}::int[]) as x(id, minutes)
           where u.id = x.id`.execute(trx);
       }
-      const eventById = new Map(unique.map((event) => [event.callId, event]));
-      const counted = await advanceBatchContacts(trx, batches, rows, eventById, now);
-      for (const row of rows) {
-        const batch = row.batch_id ? batches.find((b) => b.id === row.batch_id) : undefined;
-        const url = batch ? batch.webhooks?.onCallComplete : singleCallUrl(row, 'call.completed');
-        const event = eventById.get(row.id);
-        if (url && event && !analysed(event)) {
-          await queueWebhook(trx, {
-            userId: row.user_id,
-            url,
-            payload: await completedPayload(trx, this.links, row.id),
-            batchId: row.batch_id,
-            callId: row.id,
-            now,
-          });
-        }
-      }
-      for (const batch of counted) await finishIfDone(trx, batch.id, now, batch);
+      // The reactions that are part of the end (wiring/subscribers.ts): the outbox's
+      // call.completed, the batch contacts and the batch's completion, in this transaction.
+      await this.reactions.run('calls.ending', {
+        tx: trx,
+        rows,
+        events: new Map(unique.map((event) => [event.callId, event])),
+        batches,
+        now,
+      });
       return rows;
     });
-    const recorded = new Map(unique.map((event) => [event.callId, event]));
-    for (const row of done) {
-      this.deps.metrics.callsEnded.inc({ status: row.status });
-      const event = recorded.get(row.id);
-      if (event) this.deps.metrics.observeAgentCall(event);
-      await this.live.putLive(this.live.liveFromRow(row));
-    }
-    const changed = new Set(done.map((row) => row.id));
-    return events.map((event, index) => first.get(event.callId) === index && changed.has(event.callId));
+    const ended = new Map(done.map((row) => [row.id, row]));
+    return events.map((event, index) =>
+      first.get(event.callId) === index ? (ended.get(event.callId) ?? null) : null,
+    );
   }
 
   /**

@@ -1,21 +1,10 @@
-import type { CallStatus } from '../../domain/call.js';
 import type { LiveCallEntry } from '../../ports.js';
 import type { Deps } from '../deps.js';
+import type { EndedCall } from '../events.js';
 import type { RecordingLinks } from '../recording-links.js';
 
-/** The columns a call's live entry is built from (`LiveView.liveFromRow`). */
-export interface CallRow {
-  id: string;
-  user_id: string;
-  agent_id: string;
-  contact_id: string;
-  batch_id: string | null;
-  status: CallStatus;
-  phone_number: string;
-  error: string | null;
-  duration: number | null;
-  created_at: Date;
-}
+/** The columns a call's live entry is built from (`LiveView.liveFromRow`): a call as its end left it. */
+export type CallRow = EndedCall;
 
 export const CALL_COLUMNS = [
   'id',
