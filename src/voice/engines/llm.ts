@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import type { TurnMetrics } from '../../domain/agent-call.js';
 import { isBackchannel, saysGoodbye } from '../../domain/dialogue.js';
+import { concatPcm } from '../audio/pcm.js';
 import type {
   ChatMessage,
   ChatModel,
@@ -287,14 +288,7 @@ class LlmConversation {
   }
 
   private audioSince(from: number): Int16Array {
-    const frames = this.received.filter((entry) => entry.at >= from).map((entry) => entry.frame);
-    const out = new Int16Array(frames.reduce((sum, frame) => sum + frame.length, 0));
-    let at = 0;
-    for (const frame of frames) {
-      out.set(frame, at);
-      at += frame.length;
-    }
-    return out;
+    return concatPcm(this.received.filter((entry) => entry.at >= from).map((entry) => entry.frame));
   }
 
   private speechStarted(startedAt: number): void {
