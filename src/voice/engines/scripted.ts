@@ -1,6 +1,7 @@
 import type { DialAgent } from '../../ports.js';
 import { concatPcm } from '../audio/pcm.js';
 import type { ConversationEngine, ConversationSession, SpeechOptions } from '../contracts.js';
+import { type HeardTurn, Listening } from '../listening.js';
 
 /** What the agent says, from its basicDetails: `greeting`, `prompts` (one per turn), `closing`. */
 export interface AgentScript {
@@ -82,17 +83,19 @@ export class ScriptedConversationEngine implements ConversationEngine {
       language: session.agent.language,
       signal: session.signal,
     };
-    const answers = new AnswerQueue(session);
-    const detector = await session.models.detector({
+    const answers = new AnswerQueue();
+    const listening = await Listening.start(session, {
       endSilenceMs: this.endSilenceMs,
       maxTurnMs: MAX_ANSWER_MS,
       minSpeechMs: MIN_SPEECH_MS,
       leadingMs: CONTEXT_MS,
       trailingMs: CONTEXT_MS,
       onSpeechStart: () => answers.started(),
-      onSpeechEnd: ({ audio }) => answers.ended(audio),
+      onTurn: (turn) => answers.ended(turn),
+      // The detectors models.detector builds do not throw; one that did leaves the script to its
+      // no-input waits.
+      onError: () => undefined,
     });
-    const stop = session.onAudio((frame, receivedAt) => detector.push(frame, receivedAt));
     const say = async (text: string) => {
       if (session.signal.aborted) return;
       // A hang-up cancels the synthesis under way: nothing is left to say.
@@ -116,8 +119,7 @@ export class ScriptedConversationEngine implements ConversationEngine {
       }
       await say(script.closing);
     } finally {
-      stop();
-      await detector.close().catch(() => undefined);
+      await listening.close();
     }
   }
 }
@@ -130,8 +132,8 @@ async function speech(session: ConversationSession, text: string, voice: SpeechO
 }
 
 /**
- * The answers the call's detector cut from the received audio, each transcribed as soon as it
- * ends; `next` hands them out in order, waiting up to `noInputMs` after the agent last spoke.
+ * The answers heard (each transcribed as soon as it ended), handed out in order by `next`, which
+ * waits up to `noInputMs` after the agent last spoke.
  */
 class AnswerQueue {
   private readonly ready: Array<Promise<string>> = [];
@@ -139,20 +141,13 @@ class AnswerQueue {
   private lastSpoke = Date.now();
   private wake: (() => void) | null = null;
 
-  constructor(private readonly session: ConversationSession) {}
-
   started(): void {
     this.speaking = true;
   }
 
-  ended(audio: Int16Array): void {
+  ended(turn: HeardTurn): void {
     this.speaking = false;
-    const { session } = this;
-    this.ready.push(
-      session.models.stt
-        .transcribe(audio, { language: session.agent.language, signal: session.signal })
-        .catch(() => ''),
-    );
+    this.ready.push(turn.words.catch(() => ''));
     this.wake?.();
   }
 
