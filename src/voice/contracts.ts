@@ -1,7 +1,7 @@
 /**
  * The contracts of the voice layers (see DESIGN.md, "The voice layers"): what a transport gives
  * the answered-call session, what the session gives a conversation engine, and the model ports
- * (chat, speech-to-text, text-to-speech, voice activity) the LLM engine speaks through. Types
+ * (chat, speech-to-text, text-to-speech, voice activity) the engines speak through. Types
  * only: each has one owner module, named on it.
  *
  * Audio is 8 kHz, 16-bit, mono PCM everywhere in these contracts; received audio arrives as 20 ms
@@ -183,6 +183,10 @@ export interface SpeechDetectorOptions {
   maxTurnMs: number;
   /** Speech shorter than this is not reported as started (default 0: at once). */
   minSpeechMs?: number;
+  /** Audio kept from before the start, so that the first consonant reaches speech-to-text (default 300 ms). */
+  leadingMs?: number;
+  /** Audio kept after the last speech (default 200 ms). */
+  trailingMs?: number;
   onSpeechStart(event: { startedAt: number }): void;
   /**
    * The turn ended: its audio, the wall-clock ms the last speech frame arrived on the wire

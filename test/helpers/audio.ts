@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { concatPcm } from '../../src/voice/audio/pcm.js';
 
 /** Test audio: 16-bit mono PCM built from silence and tones, 8 kHz unless said otherwise. */
 
@@ -10,15 +11,7 @@ export const tone = (frequency: number, ms: number, { rate = 8000, amplitude = 8
     Math.round(amplitude * Math.sin((2 * Math.PI * frequency * i) / rate)),
   );
 
-export const join = (...parts: Int16Array[]) => {
-  const out = new Int16Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-};
+export const join = (...parts: Int16Array[]) => concatPcm(parts);
 
 /**
  * Writes what a far end says as sipp plays it: `text` spoken by espeak-ng, as an 8 kHz u-law WAV

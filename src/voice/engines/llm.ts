@@ -16,10 +16,10 @@ import type {
   ChatToolCall,
   ConversationEngine,
   ConversationSession,
-  SpeechDetector,
   TextToSpeech,
 } from '../contracts.js';
 import type { HttpToolCaller } from '../http-tools.js';
+import { type HeardTurn, Listening } from '../listening.js';
 import { SentenceSplitter } from '../sentences.js';
 import { APOLOGY, speakApology } from './apology.js';
 import { CallTools, sessionPrompt } from './call-tools.js';
@@ -143,8 +143,7 @@ class LlmConversation {
   private calleeActivity = 0;
   private sttEstimateMs = INITIAL_STT_ESTIMATE_MS;
   private finished = false;
-  private detector: SpeechDetector | null = null;
-  private readonly received: Array<{ frame: Int16Array; at: number }> = [];
+  private listening: Listening | null = null;
   private readonly cleanups: Array<() => void> = [];
   private readonly modelTimeoutMs: number;
   private readonly maxToolRounds: number;
@@ -234,7 +233,7 @@ class LlmConversation {
       this.active?.controller.abort();
       if (this.overlap?.timer) clearTimeout(this.overlap.timer);
       for (const cleanup of this.cleanups) cleanup();
-      await this.detector?.close().catch(() => undefined);
+      await this.listening?.close();
     }
   }
 
@@ -260,41 +259,17 @@ class LlmConversation {
       );
       return;
     }
-    this.detector = await session.models.detector({
+    this.listening = await Listening.start(session, {
       endSilenceMs: this.options.endSilenceMs ?? DEFAULT_END_SILENCE_MS,
       maxTurnMs: this.options.maxTurnMs ?? DEFAULT_MAX_TURN_MS,
-      onSpeechStart: ({ startedAt }) => this.speechStarted(startedAt),
-      onSpeechEnd: (event) => this.speechEnded(event),
+      keepAudioMs: KEPT_AUDIO_MS,
+      onSpeechStart: (startedAt) => this.speechStarted(startedAt),
+      onTurn: (turn) => this.speechEnded(turn),
+      // A detector that breaks mid-call would leave the agent deaf: the call ends instead.
+      onError: (error) => {
+        if (!this.finished) void this.fail(error);
+      },
     });
-    const detector = this.detector;
-    this.cleanups.push(
-      session.onAudio((frame, receivedAt) => {
-        this.keep(frame, receivedAt);
-        try {
-          detector.push(frame, receivedAt);
-        } catch (error) {
-          // A detector that breaks mid-call would leave the agent deaf: the call ends instead.
-          if (!this.finished) void this.fail(error);
-        }
-      }),
-    );
-  }
-
-  private keep(frame: Int16Array, at: number): void {
-    this.received.push({ frame, at });
-    while (this.received.length > 0 && (this.received[0]?.at ?? at) < at - KEPT_AUDIO_MS)
-      this.received.shift();
-  }
-
-  private audioSince(from: number): Int16Array {
-    const frames = this.received.filter((entry) => entry.at >= from).map((entry) => entry.frame);
-    const out = new Int16Array(frames.reduce((sum, frame) => sum + frame.length, 0));
-    let at = 0;
-    for (const frame of frames) {
-      out.set(frame, at);
-      at += frame.length;
-    }
-    return out;
   }
 
   private speechStarted(startedAt: number): void {
@@ -341,10 +316,9 @@ class LlmConversation {
     const sent = Date.now();
     try {
       const signal = AbortSignal.any([this.session.signal, AbortSignal.timeout(BARGE_IN_STT_MS)]);
-      words = await this.session.models.stt.transcribe(this.audioSince(overlap.startedAt - PRE_ROLL_MS), {
-        language: this.session.agent.language,
-        signal,
-      });
+      const listening = this.listening;
+      if (listening)
+        words = await listening.transcribe(listening.audioSince(overlap.startedAt - PRE_ROLL_MS), signal);
       this.noteSttMs(Date.now() - sent);
     } catch (error) {
       this.log?.debug({ err: error }, 'the barge-in check could not transcribe the overlap');
@@ -398,7 +372,7 @@ class LlmConversation {
     }
   }
 
-  private speechEnded(event: { audio: Int16Array; speechEndedAt: number; endpointedAt: number }): void {
+  private speechEnded(turn: HeardTurn): void {
     if (this.finished) return;
     this.calleeSpeaking = false;
     this.heardCallee();
@@ -410,30 +384,26 @@ class LlmConversation {
     }
     const { session } = this;
     const input: CalleeInput = {
-      words: Promise.resolve(''),
-      overlapped: overlap !== null && !overlap.confirmed,
-      speechEndedAt: event.speechEndedAt,
-      endpointingMs: Math.max(0, event.endpointedAt - event.speechEndedAt),
-      sttMs: null,
-    };
-    const started = Date.now();
-    input.words = session.models.stt
-      .transcribe(event.audio, { language: session.agent.language, signal: session.signal })
-      .then(
+      words: turn.words.then(
         (text) => {
-          input.sttMs = Date.now() - started;
-          this.noteSttMs(input.sttMs);
+          input.sttMs = turn.sttMs;
+          if (turn.sttMs !== null) this.noteSttMs(turn.sttMs);
           return text;
         },
         (error: unknown) => {
           throw new ModelStageError('stt', error);
         },
-      );
+      ),
+      overlapped: overlap !== null && !overlap.confirmed,
+      speechEndedAt: turn.speechEndedAt,
+      endpointingMs: turn.endpointingMs,
+      sttMs: null,
+    };
     // Awaited by the turn loop when it gets there; marked handled now so a failure waits for it.
     input.words.catch(() => undefined);
     // Words over a reply the quick checks did not catch in time still stop it, once known.
     if (input.overlapped && overlap) {
-      const spokenMs = event.speechEndedAt - overlap.startedAt;
+      const spokenMs = turn.speechEndedAt - overlap.startedAt;
       input.words
         .then((text) => {
           const { minSpeechMs, ignoreWords } = session.config.interruption;

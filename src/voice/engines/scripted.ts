@@ -1,8 +1,7 @@
-import { UtteranceDetector } from '../../adapters/models/vad.js';
-import { synthesize } from '../../adapters/speech/espeak.js';
-import { transcribe } from '../../adapters/speech/pocketsphinx.js';
 import type { DialAgent } from '../../ports.js';
-import type { ConversationEngine, ConversationSession } from '../contracts.js';
+import { concatPcm } from '../audio/pcm.js';
+import type { ConversationEngine, ConversationSession, SpeechOptions } from '../contracts.js';
+import { type HeardTurn, Listening } from '../listening.js';
 
 /** What the agent says, from its basicDetails: `greeting`, `prompts` (one per turn), `closing`. */
 export interface AgentScript {
@@ -50,18 +49,19 @@ export interface ScriptedEngineOptions {
   endSilenceMs?: number;
 }
 
-const DEFAULT_VOICE = 'en-us';
-
-/** espeak-ng voices for an agent's language ('en-US' -> 'en-us'); English when none is set. */
-function voiceFor(language: string | null): string {
-  return (language ?? DEFAULT_VOICE).toLowerCase().replace('_', '-');
-}
+/** The scripted engine's turn-taking: an answer is speech of 60 ms or more, cut at 15 s. */
+const MIN_SPEECH_MS = 60;
+const MAX_ANSWER_MS = 15_000;
+/** Audio kept around an answer, so that its first and last sounds reach speech-to-text. */
+const CONTEXT_MS = 200;
 
 /**
  * The scripted engine (OUTDIAL_CONVERSATION_ENGINE=scripted, formerly `offline`), the default
- * without an LLM: espeak-ng speaks the agent's greeting and prompts, pocketsphinx transcribes
- * what the other side says, one turn after the other. What the other side says while the agent
- * speaks is kept and answered next, so nothing it says is lost to the turn order.
+ * without an LLM: the call's text-to-speech speaks the agent's greeting and prompts (espeak-ng
+ * unless OUTDIAL_TTS_URL is set), and its speech-to-text transcribes what the other side says
+ * (pocketsphinx unless OUTDIAL_STT_URL is set), one turn after the other. What the other side
+ * says while the agent speaks is kept and answered next, so nothing it says is lost to the turn
+ * order.
  */
 export class ScriptedConversationEngine implements ConversationEngine {
   readonly name = 'scripted';
@@ -75,23 +75,35 @@ export class ScriptedConversationEngine implements ConversationEngine {
 
   async converse(session: ConversationSession): Promise<void> {
     const script = agentScript(session.agent, session.contact);
-    const voice = voiceFor(session.agent.language);
-    const speeds = Number(session.agent.details.voiceSpeed);
-    const wordsPerMinute = Number.isFinite(speeds) && speeds > 0 ? Math.round(160 * speeds) : 160;
-    const answers = new AnswerQueue(this.endSilenceMs);
-    const stop = session.onAudio((frame) => answers.push(frame));
-    let speaking = voice;
-    const speak = (text: string) =>
-      synthesize(text, { voice: speaking, wordsPerMinute }).catch((error: unknown) => {
-        // A language espeak-ng has no voice for: the call goes on in its default voice.
-        if (speaking === DEFAULT_VOICE) throw error;
-        speaking = DEFAULT_VOICE;
-        return synthesize(text, { voice: speaking, wordsPerMinute });
-      });
+    const details = session.agent.details;
+    const speed = Number(details.voiceSpeed);
+    const voice: SpeechOptions = {
+      voiceId: typeof details.voiceId === 'string' ? details.voiceId : null,
+      speed: Number.isFinite(speed) && speed > 0 ? speed : null,
+      language: session.agent.language,
+      signal: session.signal,
+    };
+    const answers = new AnswerQueue();
+    const listening = await Listening.start(session, {
+      endSilenceMs: this.endSilenceMs,
+      maxTurnMs: MAX_ANSWER_MS,
+      minSpeechMs: MIN_SPEECH_MS,
+      leadingMs: CONTEXT_MS,
+      trailingMs: CONTEXT_MS,
+      onSpeechStart: () => answers.started(),
+      onTurn: (turn) => answers.ended(turn),
+      // The detectors models.detector builds do not throw; one that did leaves the script to its
+      // no-input waits.
+      onError: () => undefined,
+    });
     const say = async (text: string) => {
       if (session.signal.aborted) return;
-      const pcm = await speak(text);
-      if (session.signal.aborted) return;
+      // A hang-up cancels the synthesis under way: nothing is left to say.
+      const pcm = await speech(session, text, voice).catch((error: unknown) => {
+        if (session.signal.aborted) return null;
+        throw error;
+      });
+      if (!pcm || session.signal.aborted) return;
       session.addTurn('assistant', text);
       await session.play(pcm);
       answers.spokeAt(Date.now());
@@ -107,34 +119,36 @@ export class ScriptedConversationEngine implements ConversationEngine {
       }
       await say(script.closing);
     } finally {
-      stop();
+      await listening.close();
     }
   }
 }
 
+/** A line of the script as one buffer: it is played whole, after it is all synthesized. */
+async function speech(session: ConversationSession, text: string, voice: SpeechOptions): Promise<Int16Array> {
+  const pieces: Int16Array[] = [];
+  for await (const piece of session.models.tts.synthesize(text, voice)) pieces.push(piece);
+  return pieces.length === 1 && pieces[0] ? pieces[0] : concatPcm(pieces);
+}
+
 /**
- * Cuts the received audio into answers (speech, then silence) and transcribes each as soon as it
- * ends; `next` hands them out in order, waiting up to `noInputMs` after the agent last spoke.
+ * The answers heard (each transcribed as soon as it ended), handed out in order by `next`, which
+ * waits up to `noInputMs` after the agent last spoke.
  */
 class AnswerQueue {
-  private readonly detector: UtteranceDetector;
   private readonly ready: Array<Promise<string>> = [];
   private speaking = false;
   private lastSpoke = Date.now();
   private wake: (() => void) | null = null;
 
-  constructor(endSilenceMs: number) {
-    this.detector = new UtteranceDetector({ endSilenceMs });
+  started(): void {
+    this.speaking = true;
   }
 
-  push(frame: Int16Array): void {
-    const result = this.detector.push(frame);
-    if (result.started) this.speaking = true;
-    if (result.utterance) {
-      this.speaking = false;
-      this.ready.push(transcribe(result.utterance).catch(() => ''));
-      this.wake?.();
-    }
+  ended(turn: HeardTurn): void {
+    this.speaking = false;
+    this.ready.push(turn.words.catch(() => ''));
+    this.wake?.();
   }
 
   spokeAt(at: number): void {
