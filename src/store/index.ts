@@ -1,5 +1,6 @@
 import type { AgentsRepo } from './agents.js';
 import type { BatchContactsRepo } from './batch-contacts.js';
+import type { BatchesRepo } from './batches.js';
 import type { CallsRepo } from './calls.js';
 import type { IdempotencyKeysRepo } from './idempotency-keys.js';
 import type { KeysRepo } from './keys.js';
@@ -23,6 +24,7 @@ export interface Repos {
   sipTrunks: SipTrunksRepo;
   sealedColumns: SealedColumnsRepo;
   webhookDeliveries: WebhookDeliveriesRepo;
+  batches: BatchesRepo;
   calls: CallsRepo;
   batchContacts: BatchContactsRepo;
   idempotencyKeys: IdempotencyKeysRepo;

@@ -4,6 +4,7 @@ import type { Repos, Store } from '../../store/index.js';
 import type { Db } from './database.js';
 import { PgAgentsRepo } from './repos/agents.js';
 import { PgBatchContactsRepo } from './repos/batch-contacts.js';
+import { PgBatchesRepo } from './repos/batches.js';
 import { PgCallsRepo } from './repos/calls.js';
 import { PgIdempotencyKeysRepo } from './repos/idempotency-keys.js';
 import { PgKeysRepo } from './repos/keys.js';
@@ -26,6 +27,7 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
     sipTrunks: new PgSipTrunksRepo(db),
     sealedColumns: new PgSealedColumnsRepo(db),
     webhookDeliveries: new PgWebhookDeliveriesRepo(db),
+    batches: new PgBatchesRepo(db),
     calls: new PgCallsRepo(db),
     batchContacts: new PgBatchContactsRepo(db),
     idempotencyKeys: new PgIdempotencyKeysRepo(db),
