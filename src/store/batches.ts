@@ -1,4 +1,5 @@
 import type { BatchStatus, CallingWindow } from '../domain/batch.js';
+import type { windowToRow } from '../domain/calling-window.js';
 
 /** A batches row. */
 export interface BatchRow {
@@ -59,7 +60,73 @@ export type BatchListRow = Pick<
   | 'tags'
 >;
 
+/** A batch as it is accepted: ingesting, under its first ingestion lease. */
+export type NewBatch = Pick<
+  BatchRow,
+  | 'id'
+  | 'user_id'
+  | 'agent_id'
+  | 'name'
+  | 'status'
+  | 'priority'
+  | 'max_calls_per_second'
+  | 'max_attempts'
+  | 'no_answer_delay_ms'
+  | 'busy_delay_ms'
+  | 'timezone'
+  | 'scheduled_start_at'
+  | 'tags'
+  | 'require_consent'
+  | 'webhooks'
+  | 'submitted'
+  | 'total'
+  | 'duplicates'
+  | 'ingest_lease_until'
+  | 'ingest_passes'
+  | 'created_at'
+  | 'updated_at'
+> & {
+  /** As it is stored (src/domain/calling-window.ts); null: SQL NULL, any time. */
+  calling_window: ReturnType<typeof windowToRow>;
+};
+
+/** What a change of a batch's state reads of it, under its lock. */
+export type LockedBatch = Pick<
+  BatchRow,
+  | 'id'
+  | 'status'
+  | 'total'
+  | 'ingested'
+  | 'user_id'
+  | 'agent_id'
+  | 'webhooks'
+  | 'started_at'
+  | 'scheduled_start_at'
+>;
+
+/** What an ingestion pass reads of its batch. */
+export type IngestingBatch = Pick<
+  BatchRow,
+  'id' | 'user_id' | 'status' | 'ingested' | 'total' | 'scheduled_start_at' | 'timezone' | 'require_consent'
+>;
+
 export interface BatchesRepo {
+  insert(batch: NewBatch): Promise<void>;
+  /** Locks the user's batch (in a transaction, batches first: LOCK_ORDER) and reads it. */
+  lockForUser(userId: string, batchId: string): Promise<LockedBatch | undefined>;
+  /** Locks the batch and reads its status. */
+  lockStatus(batchId: string): Promise<BatchRow['status'] | undefined>;
+  /**
+   * Locks the oldest batch still ingesting whose lease ran out (any, with `ignoreLease`), skipping
+   * those another transaction holds.
+   */
+  lockOrphanedIngestion(now: Date, ignoreLease: boolean): Promise<string | undefined>;
+  /** Counts an ingestion pass and leases the batch to it until `leaseUntil`: the passes so far. */
+  startIngestPass(batchId: string, leaseUntil: Date): Promise<number>;
+  ingesting(batchId: string): Promise<IngestingBatch | undefined>;
+  /** Contacts up to `ingested` are queued (never moving it back); the lease runs to `leaseUntil`. */
+  noteIngested(batchId: string, ingested: number, leaseUntil: Date, now: Date): Promise<void>;
+
   /** The user's batch; another user's is as absent as a missing one. */
   getForUser(userId: string, batchId: string): Promise<BatchRow | undefined>;
   /** The user's batch's id and name. */
