@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { type BatchStatus, batchRatios } from '../domain/batch.js';
 import { isFinalBatch } from '../domain/batch-lifecycle.js';
 import type { CallStatus } from '../domain/call.js';
@@ -167,15 +166,7 @@ export class BatchReads {
 
   /** The batch's calls still up, and how long its latest calls lasted (dial to end), for the time left. */
   private async callsUp(batchId: string): Promise<CallsUp> {
-    const { rows } = await sql<{ live: number; youngest: Date | null; mean_ms: number | null }>`
-      select
-        (select count(*)::int from calls where batch_id = ${batchId} and status = 'ONGOING') as live,
-        (select max(created_at) from calls where batch_id = ${batchId} and status = 'ONGOING') as youngest,
-        (select avg(extract(epoch from ended_at - created_at) * 1000)::float8 from (
-          select created_at, ended_at from calls
-          where batch_id = ${batchId} and ended_at is not null
-          order by created_at desc limit ${CALL_LENGTH_SAMPLE}) ended) as mean_ms`.execute(this.deps.db);
-    const row = rows[0];
+    const row = await this.deps.store.calls.callsUp(batchId, CALL_LENGTH_SAMPLE);
     return {
       live: row?.live ?? 0,
       youngest: row?.youngest ? new Date(row.youngest) : null,
@@ -184,50 +175,16 @@ export class BatchReads {
   }
 
   private async readStatus(userId: string, batchId: string, limit: number | null): Promise<BatchStatistics> {
-    const { db, clock } = this.deps;
-    const batch = await db
-      .selectFrom('batches')
-      .selectAll()
-      .where('id', '=', batchId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+    const { store, clock } = this.deps;
+    const batch = await store.batches.getForUser(userId, batchId);
     if (!batch) throw new AppError('NOT_FOUND');
     const now = clock.now();
-    let recentQuery = db
-      .selectFrom('calls')
-      .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
-      .select([
-        'calls.id',
-        'calls.status',
-        'calls.duration',
-        'calls.created_at',
-        'calls.phone_number',
-        'contacts.name as contact_name',
-      ])
-      .where('calls.batch_id', '=', batchId)
-      .orderBy('calls.created_at', 'desc')
-      .orderBy('calls.id', 'desc');
-    if (limit !== null) recentQuery = recentQuery.limit(limit);
     const finished = isFinalBatch(batch.status);
     const [recent, window, waiting, calls] = await Promise.all([
-      recentQuery.execute(),
-      db
-        .selectFrom('calls')
-        .select(sql<number>`count(*)::int`.as('n'))
-        .where('batch_id', '=', batchId)
-        .where('created_at', '>', new Date(now.getTime() - RATE_WINDOW_MS))
-        .where('created_at', '<=', now)
-        .executeTakeFirstOrThrow(),
+      store.calls.recentOfBatch(batchId, limit),
+      store.calls.countCreatedBetween(batchId, new Date(now.getTime() - RATE_WINDOW_MS), now),
       // Only batches with a window have such contacts (batch_contacts_window_wait_idx, partial).
-      batch.calling_window === null
-        ? { n: 0 }
-        : db
-            .selectFrom('batch_contacts')
-            .select(sql<number>`count(*)::int`.as('n'))
-            .where('batch_id', '=', batchId)
-            .where('state', '=', 'queued')
-            .where('window_wait', '=', true)
-            .executeTakeFirstOrThrow(),
+      batch.calling_window === null ? 0 : store.batchContacts.waitingForWindow(batchId),
       finished ? null : this.callsUp(batchId),
     ]);
     const pending = Math.max(
@@ -245,7 +202,7 @@ export class BatchReads {
     const windowMs = startedAt
       ? Math.min(RATE_WINDOW_MS, Math.max(now.getTime() - startedAt.getTime(), 1000))
       : RATE_WINDOW_MS;
-    const callsPerSecond = round2(window.n / (windowMs / 1000));
+    const callsPerSecond = round2(window / (windowMs / 1000));
     const remaining = batch.total - batch.processed;
     const rate = callsPerSecond > 0 ? callsPerSecond : batch.max_calls_per_second;
     return {
@@ -264,7 +221,7 @@ export class BatchReads {
         cancelled: batch.cancelled_jobs,
         withoutConsent: batch.skipped,
         suppressed: batch.suppressed,
-        waitingForWindow: waiting.n,
+        waitingForWindow: waiting,
       },
       performance: {
         callsPerSecond,
@@ -304,12 +261,7 @@ export class BatchReads {
     userId: string,
     batchId: string,
   ): Promise<{ batchId: string; calls: Omit<LiveCallStatus, 'contactId' | 'batchId'>[] }> {
-    const batch = await this.deps.db
-      .selectFrom('batches')
-      .select('id')
-      .where('id', '=', batchId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+    const batch = await this.deps.store.batches.nameForUser(userId, batchId);
     if (!batch) throw new AppError('NOT_FOUND');
     const entries = await this.calls.liveCallsOfBatch(userId, batchId);
     const calls = entries
@@ -335,47 +287,24 @@ export class BatchReads {
     userId: string,
     filters: { status?: BatchStatus; tag?: string; cursor?: string; limit: number },
   ): Promise<{ items: BatchListItem[]; nextCursor: string | null }> {
-    let query = this.deps.db
-      .selectFrom('batches')
-      .select([
-        'id',
-        'name',
-        'status',
-        'total',
-        'processed',
-        'succeeded',
-        'failed',
-        'created_at',
-        'agent_id',
-        'priority',
-        'tags',
-      ])
-      .where('user_id', '=', userId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(filters.limit + 1);
-    if (filters.status) query = query.where('status', '=', filters.status);
-    if (filters.tag) query = query.where(sql<boolean>`tags @> array[${filters.tag}]::text[]`);
+    let anchor: { id: string; created_at: Date } | null = null;
     if (filters.cursor) {
-      const anchor = await this.deps.db
-        .selectFrom('batches')
-        .select(['id', 'created_at'])
-        .where('id', '=', filters.cursor)
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
+      anchor = (await this.deps.store.batches.position(userId, filters.cursor)) ?? null;
       if (!anchor) {
         throw new AppError('INVALID_REQUEST', 'cursor does not name one of your batches', {
           fieldErrors: { cursor: ['is not a batchId from a previous page'] },
         });
       }
-      query = query.where((eb) =>
-        eb.or([
-          eb('created_at', '<', anchor.created_at),
-          eb.and([eb('created_at', '=', anchor.created_at), eb('id', '<', anchor.id)]),
-        ]),
-      );
     }
-    const rows = await query.execute();
+    const rows = await this.deps.store.batches.list(
+      userId,
+      {
+        ...(filters.status ? { status: filters.status } : {}),
+        ...(filters.tag ? { tag: filters.tag } : {}),
+      },
+      anchor,
+      filters.limit + 1,
+    );
     const page = rows.slice(0, filters.limit);
     return {
       items: page.map((row) => ({

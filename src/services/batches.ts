@@ -1,4 +1,4 @@
-import { type Db, json } from '../adapters/postgres/database.js';
+import type { Db } from '../adapters/postgres/database.js';
 import type { CallingWindow } from '../domain/batch.js';
 import {
   type BatchStatus,
@@ -172,7 +172,7 @@ export class BatchService {
     rawBody: string | null,
     onCommit?: (trx: Db, accepted: BatchAccepted) => Promise<void>,
   ): Promise<BatchAccepted | null> {
-    const { db, config, clock } = this.deps;
+    const { store, legacy, config, clock } = this.deps;
     const name = batchName(input.name);
     const options = input.options ?? {};
     const timezone = options.timezone ?? 'UTC';
@@ -209,12 +209,7 @@ export class BatchService {
     const callingWindow = readCallingWindow(options.callingWindow);
     assertContactZones(input.contacts);
 
-    const agent = await db
-      .selectFrom('agents')
-      .select(['id', 'is_active'])
-      .where('id', '=', input.agentId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+    const agent = await store.agents.activeForUser(userId, input.agentId);
     if (!agent?.is_active) {
       throw new AppError(
         'AGENT_NOT_FOUND',
@@ -224,12 +219,7 @@ export class BatchService {
 
     const { distinct, duplicates } = distinctContacts(input.contacts);
     const needed = estimateMinutes(distinct.length, config.estimatedMinutesPerCall);
-    const user = await db
-      .selectFrom('users')
-      .select('available_minutes')
-      .where('id', '=', userId)
-      .executeTakeFirst();
-    const available = user?.available_minutes ?? 0;
+    const available = (await store.users.availableMinutes(userId)) ?? 0;
     if (needed > available) {
       throw new AppError(
         'INSUFFICIENT_CREDITS',
@@ -256,38 +246,34 @@ export class BatchService {
         dashboard: `${config.publicUrl}/dashboard/batches/${batchId}`,
       },
     };
-    await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('batches')
-        .values({
-          id: batchId,
-          user_id: userId,
-          agent_id: agent.id,
-          name,
-          status: 'ingesting',
-          priority: options.priority ?? 5,
-          max_calls_per_second: options.maxCallsPerSecond ?? 10,
-          max_attempts: retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts,
-          no_answer_delay_ms: retry.noAnswerDelay ?? DEFAULT_RETRY.noAnswerDelayMs,
-          busy_delay_ms: retry.busyDelay ?? DEFAULT_RETRY.busyDelayMs,
-          timezone,
-          scheduled_start_at: scheduledStart,
-          tags: options.tags ?? [],
-          require_consent: options.requireConsent ?? false,
-          // SQL NULL when there is none (json(null) would store a JSON null).
-          calling_window: callingWindow ? json(windowToRow(callingWindow)) : undefined,
-          webhooks: json(options.webhooks ?? null),
-          submitted: input.contacts.length,
-          total: distinct.length,
-          duplicates,
-          ingest_lease_until: new Date(now.getTime() + INGEST_LEASE_MS),
-          ingest_passes: 1,
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
-      await trx.insertInto('batch_payloads').values({ batch_id: batchId, body: rawBody }).execute();
-      await onCommit?.(trx, accepted);
+    await store.tx(async (repos) => {
+      await repos.batches.insert({
+        id: batchId,
+        user_id: userId,
+        agent_id: agent.id,
+        name,
+        status: 'ingesting',
+        priority: options.priority ?? 5,
+        max_calls_per_second: options.maxCallsPerSecond ?? 10,
+        max_attempts: retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts,
+        no_answer_delay_ms: retry.noAnswerDelay ?? DEFAULT_RETRY.noAnswerDelayMs,
+        busy_delay_ms: retry.busyDelay ?? DEFAULT_RETRY.busyDelayMs,
+        timezone,
+        scheduled_start_at: scheduledStart,
+        tags: options.tags ?? [],
+        require_consent: options.requireConsent ?? false,
+        calling_window: windowToRow(callingWindow),
+        webhooks: options.webhooks ?? null,
+        submitted: input.contacts.length,
+        total: distinct.length,
+        duplicates,
+        ingest_lease_until: new Date(now.getTime() + INGEST_LEASE_MS),
+        ingest_passes: 1,
+        created_at: now,
+        updated_at: now,
+      });
+      await repos.batchPayloads.insert(batchId, rawBody);
+      await onCommit?.(legacy.executor(repos), accepted);
     });
 
     this.ingestStarter?.(batchId, distinct);
@@ -299,15 +285,9 @@ export class BatchService {
    * ingested are never queued); calls already up finish and are recorded.
    */
   async cancel(userId: string, batchId: string) {
-    const { db, clock } = this.deps;
-    return db.transaction().execute(async (trx) => {
-      const batch = await trx
-        .selectFrom('batches')
-        .select(['id', 'status', 'total', 'ingested', 'user_id', 'agent_id', 'webhooks'])
-        .where('id', '=', batchId)
-        .where('user_id', '=', userId)
-        .forUpdate()
-        .executeTakeFirst();
+    const { store, legacy, clock } = this.deps;
+    return store.tx(async (repos) => {
+      const batch = await repos.batches.lockForUser(userId, batchId);
       if (!batch) throw new AppError('NOT_FOUND');
       if (!canBatch(batch.status, 'cancel')) {
         throw new AppError(
@@ -315,8 +295,8 @@ export class BatchService {
           `Batch ${batchId} is ${batch.status} and cannot be cancelled`,
         );
       }
-      const cancelledJobs = await cancelBatch(trx, batch, clock.now());
-      await trx.deleteFrom('batch_payloads').where('batch_id', '=', batchId).execute();
+      const cancelledJobs = await cancelBatch(legacy.executor(repos), batch, clock.now());
+      await repos.batchPayloads.delete(batchId);
       return {
         success: true as const,
         batchId,
@@ -346,15 +326,9 @@ export class BatchService {
     batchId: string,
     event: 'pause' | 'resume',
   ): Promise<BatchStateChange> {
-    const { db, clock } = this.deps;
-    return db.transaction().execute(async (trx): Promise<BatchStateChange> => {
-      const batch = await trx
-        .selectFrom('batches')
-        .select(['id', 'status', 'user_id', 'agent_id', 'webhooks', 'started_at', 'scheduled_start_at'])
-        .where('id', '=', batchId)
-        .where('user_id', '=', userId)
-        .forUpdate()
-        .executeTakeFirst();
+    const { store, legacy, clock } = this.deps;
+    return store.tx(async (repos): Promise<BatchStateChange> => {
+      const batch = await repos.batches.lockForUser(userId, batchId);
       if (!batch) throw new AppError('NOT_FOUND');
       if (!canBatch(batch.status, event)) {
         throw event === 'pause'
@@ -367,6 +341,7 @@ export class BatchService {
           : new AppError('BATCH_NOT_PAUSED', `Batch ${batchId} is ${batch.status}, not paused`);
       }
       const now = clock.now();
+      const trx = legacy.executor(repos);
       const status = (
         event === 'pause' ? await pauseBatch(trx, batch, now) : await resumeBatch(trx, batch, now)
       ) as BatchStateChange['status'];
@@ -393,11 +368,12 @@ export class BatchService {
     /** Checked first, in the failing transaction: the batch fails only when it holds. */
     stillHolds?: (trx: Db) => Promise<boolean>,
   ): Promise<boolean> {
-    const { db, clock } = this.deps;
-    return db.transaction().execute(async (trx) => {
+    const { store, legacy, clock } = this.deps;
+    return store.tx(async (repos) => {
+      const trx = legacy.executor(repos);
       if (stillHolds && !(await stillHolds(trx))) return false;
       if (!(await failBatch(trx, batchId, { code, error }, clock.now()))) return false;
-      await trx.deleteFrom('batch_payloads').where('batch_id', '=', batchId).execute();
+      await repos.batchPayloads.delete(batchId);
       return true;
     });
   }

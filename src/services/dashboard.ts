@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { type AgentCallFields, agentCallFields } from '../domain/agent-call.js';
 import type { ConsentRecord } from '../domain/batch.js';
 import { isFinalBatch } from '../domain/batch-lifecycle.js';
@@ -81,50 +80,25 @@ export function everySecond(points: Array<[number, number]>, now: number | null)
 /** Reads the dashboard needs beyond the public API's, each scoped to the signed-in user. */
 export class DashboardReads {
   constructor(
-    private readonly deps: Deps,
+    private readonly deps: Pick<Deps, 'store' | 'clock'>,
     private readonly batches: BatchReads,
   ) {}
 
   async batch(userId: string, batchId: string): Promise<BatchDashboard> {
     const batch = await this.batches.checkStatus(userId, batchId, 0);
-    const { db } = this.deps;
+    const { calls: callsRepo } = this.deps.store;
     const [series, outcomes, calls] = await Promise.all([
-      sql<{ second: number; count: number }>`
-        with last as (select max(created_at) as at from calls where batch_id = ${batchId})
-        select extract(epoch from date_trunc('second', c.created_at))::bigint as second, count(*)::int as count
-        from calls c, last
-        where c.batch_id = ${batchId} and c.created_at > last.at - interval '10 minutes'
-        group by 1 order by 1`.execute(db),
-      sql<{ status: string; count: number }>`
-        select status, count(*)::int as count from calls where batch_id = ${batchId} group by 1`.execute(db),
-      db
-        .selectFrom('calls')
-        .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
-        .select([
-          'calls.id',
-          'calls.status',
-          'calls.duration',
-          'calls.created_at',
-          'calls.phone_number',
-          'calls.summary',
-          'calls.metric_json',
-          sql<boolean>`coalesce(jsonb_array_length(calls.transcription) > 0, false)`.as('has_transcript'),
-          'contacts.name as contact_name',
-        ])
-        .where('calls.batch_id', '=', batchId)
-        .where('calls.user_id', '=', userId)
-        .orderBy('calls.created_at', 'desc')
-        .orderBy('calls.id', 'desc')
-        .limit(25)
-        .execute(),
+      callsRepo.perSecond(batchId),
+      callsRepo.countByStatus(batchId),
+      callsRepo.latestOfBatchForUser(userId, batchId),
     ]);
     return {
       batch,
       series: everySecond(
-        series.rows.map((row) => [Number(row.second), row.count]),
+        series.map((row) => [Number(row.second), row.count]),
         isFinalBatch(batch.status) ? null : Math.floor(this.deps.clock.now().getTime() / 1000),
       ),
-      outcomes: Object.fromEntries(outcomes.rows.map((row) => [row.status, row.count])),
+      outcomes: Object.fromEntries(outcomes.map((row) => [row.status, row.count])),
       calls: calls.map((row) => ({
         id: row.id,
         status: row.status,
@@ -140,39 +114,7 @@ export class DashboardReads {
   }
 
   async call(userId: string, callId: string): Promise<CallDetail> {
-    const row = await this.deps.db
-      .selectFrom('calls')
-      .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
-      .innerJoin('agents', 'agents.id', 'calls.agent_id')
-      .leftJoin('batches', 'batches.id', 'calls.batch_id')
-      .select([
-        'calls.id',
-        'calls.status',
-        'calls.batch_id',
-        'calls.phone_number',
-        'calls.channel',
-        'calls.attempt',
-        'calls.duration',
-        'calls.error',
-        'calls.created_at',
-        'calls.answered_at',
-        'calls.ended_at',
-        'calls.transcription',
-        'calls.summary',
-        'calls.metric_json',
-        'calls.analysis_status',
-        'calls.sip_code',
-        'calls.ended_reason',
-        'calls.turns',
-        'calls.tool_calls',
-        'contacts.name as contact_name',
-        'contacts.consent',
-        'agents.name as agent_name',
-        'batches.name as batch_name',
-      ])
-      .where('calls.id', '=', callId)
-      .where('calls.user_id', '=', userId)
-      .executeTakeFirst();
+    const row = await this.deps.store.calls.detailForUser(userId, callId);
     if (!row) throw new AppError('NOT_FOUND');
     return {
       id: row.id,

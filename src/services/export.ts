@@ -1,6 +1,4 @@
-import { sql } from 'kysely';
-import { latencySummary, type TurnMetrics } from '../domain/agent-call.js';
-import type { ConsentRecord } from '../domain/batch.js';
+import { latencySummary } from '../domain/agent-call.js';
 import { contactZone } from '../domain/calling-window.js';
 import { AppError } from '../domain/errors.js';
 import type { Deps } from './deps.js';
@@ -37,31 +35,6 @@ export const EXPORT_COLUMNS = [
   'consentSource',
   'consentObtainedAt',
 ] as const;
-
-interface ExportRow {
-  seq: number;
-  phone_number: string;
-  contact_id: string;
-  name: string | null;
-  email: string | null;
-  company: string | null;
-  state: string;
-  outcome: string | null;
-  attempts: number;
-  call_id: string | null;
-  call_status: string | null;
-  duration: number | null;
-  sip_code: number | null;
-  ended_at: Date | null;
-  summary: string | null;
-  metric_json: Record<string, unknown> | null;
-  ended_reason: string | null;
-  turns: TurnMetrics[] | null;
-  timezone: string | null;
-  window_wait: boolean;
-  next_attempt_at: Date | null;
-  consent: ConsentRecord | null;
-}
 
 /**
  * The export's finalStatus: the call's outcome for a contact done, else what kept it from being
@@ -103,16 +76,11 @@ export function csvCell(value: unknown): string {
 
 /** Every contact of a batch with its outcome and analysis, for `GET /api/v1/batch/{batchId}/export`. */
 export class BatchExport {
-  constructor(private readonly deps: Deps) {}
+  constructor(private readonly deps: Pick<Deps, 'store'>) {}
 
   /** Checks the batch is the user's (404 otherwise) before anything is streamed. */
   async assertOwned(userId: string, batchId: string): Promise<{ name: string }> {
-    const batch = await this.deps.db
-      .selectFrom('batches')
-      .select(['id', 'name'])
-      .where('id', '=', batchId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+    const batch = await this.deps.store.batches.nameForUser(userId, batchId);
     if (!batch) throw new AppError('NOT_FOUND');
     return { name: batch.name };
   }
@@ -120,27 +88,12 @@ export class BatchExport {
   /** The CSV, a header line then one line per contact in batch order, read a page at a time. */
   async *csv(batchId: string): AsyncGenerator<string> {
     yield `${EXPORT_COLUMNS.join(',')}\r\n`;
-    const batch = await this.deps.db
-      .selectFrom('batches')
-      .select(['timezone', 'calling_window'])
-      .where('id', '=', batchId)
-      .executeTakeFirst();
+    const batch = await this.deps.store.batches.zoneAndWindow(batchId);
     const batchZone = batch?.timezone ?? 'UTC';
     const hasWindow = batch?.calling_window != null;
     let after = -1;
     for (;;) {
-      const rows = (
-        await sql<ExportRow>`
-          select bc.seq, bc.phone_number, bc.contact_id, ct.name, ct.email, ct.company, bc.state, bc.outcome,
-                 bc.attempts, bc.call_id, c.status as call_status, c.duration, c.sip_code, c.ended_at, c.summary, c.metric_json,
-                 c.ended_reason, c.turns, bc.timezone, bc.window_wait, bc.next_attempt_at, ct.consent
-          from batch_contacts bc
-          join contacts ct on ct.id = bc.contact_id
-          left join calls c on c.id = bc.call_id
-          where bc.batch_id = ${batchId} and bc.seq > ${after}
-          order by bc.seq
-          limit ${PAGE}`.execute(this.deps.db)
-      ).rows;
+      const rows = await this.deps.store.batchContacts.exportPage(batchId, after, PAGE);
       if (rows.length === 0) return;
       let chunk = '';
       for (const row of rows) {

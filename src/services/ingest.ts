@@ -1,10 +1,9 @@
-import { sql } from 'kysely';
-import type { Db } from '../adapters/postgres/database.js';
 import { initialContactState } from '../domain/batch-lifecycle.js';
 import { contactZone } from '../domain/calling-window.js';
 import { hasConsent, normalizeConsent } from '../domain/consent.js';
 import { type BatchContactInput, distinctContacts } from '../domain/contacts.js';
 import { newId } from '../domain/ids.js';
+import type { ContactsRepo } from '../store/contacts.js';
 import { markIngested, queueContacts } from './batch-lifecycle.js';
 import { type BatchService, INGEST_CHUNK, INGEST_LEASE_MS } from './batches.js';
 import type { Deps } from './deps.js';
@@ -77,27 +76,16 @@ export class BatchIngester {
    * them from their stored request. Returns how many it took.
    */
   async recover(options: { limit?: number; ignoreLease?: boolean } = {}): Promise<number> {
-    const { db, clock } = this.deps;
+    const { store, clock } = this.deps;
     const now = clock.now();
     const limit = options.limit ?? 2;
     let taken = 0;
     for (let i = 0; i < limit; i++) {
-      const claimed = await db.transaction().execute(async (trx) => {
-        let query = trx.selectFrom('batches').select('id').where('status', '=', 'ingesting');
-        // At an embedded start every lease is an orphan's, whenever it would have run out.
-        if (!options.ignoreLease) query = query.where('ingest_lease_until', '<', now);
-        const row = await query.orderBy('created_at').limit(1).forUpdate().skipLocked().executeTakeFirst();
-        if (!row || this.running.has(row.id)) return null;
-        const { ingest_passes: passes } = await trx
-          .updateTable('batches')
-          .set({
-            ingest_lease_until: new Date(now.getTime() + INGEST_LEASE_MS),
-            ingest_passes: sql<number>`ingest_passes + 1`,
-          })
-          .where('id', '=', row.id)
-          .returning('ingest_passes')
-          .executeTakeFirstOrThrow();
-        return { id: row.id, passes };
+      const claimed = await store.tx(async (repos) => {
+        const id = await repos.batches.lockOrphanedIngestion(now, options.ignoreLease ?? false);
+        if (!id || this.running.has(id)) return null;
+        const passes = await repos.batches.startIngestPass(id, new Date(now.getTime() + INGEST_LEASE_MS));
+        return { id, passes };
       });
       if (!claimed) break;
       taken++;
@@ -119,36 +107,17 @@ export class BatchIngester {
   }
 
   private async ingest(batchId: string, preparsed?: BatchContactInput[]): Promise<void> {
-    const { db, clock } = this.deps;
+    const { store, legacy, clock } = this.deps;
     // PGlite runs in this thread and its promises resolve without yielding to I/O: give the event
     // loop a turn first (so the 202 goes out now) and between chunks (so the API stays responsive).
     await yieldToEventLoop();
-    const batch = await db
-      .selectFrom('batches')
-      .select([
-        'id',
-        'user_id',
-        'status',
-        'ingested',
-        'total',
-        'scheduled_start_at',
-        'timezone',
-        'require_consent',
-      ])
-      .where('id', '=', batchId)
-      .executeTakeFirst();
+    const batch = await store.batches.ingesting(batchId);
     if (batch?.status !== 'ingesting') return;
     let contacts = preparsed;
     if (!contacts) {
-      const payload = await db
-        .selectFrom('batch_payloads')
-        .select('body')
-        .where('batch_id', '=', batchId)
-        .executeTakeFirst();
-      if (!payload) throw new Error(`batch ${batchId} is ingesting but its request is gone`);
-      contacts = distinctContacts(
-        (JSON.parse(payload.body) as { contacts: BatchContactInput[] }).contacts,
-      ).distinct;
+      const body = await store.batchPayloads.body(batchId);
+      if (body === undefined) throw new Error(`batch ${batchId} is ingesting but its request is gone`);
+      contacts = distinctContacts((JSON.parse(body) as { contacts: BatchContactInput[] }).contacts).distinct;
     }
     const startAt = batch.scheduled_start_at ?? null;
     // Two stages, overlapped: while one connection queues chunk k (under the batch row lock), another
@@ -157,7 +126,7 @@ export class BatchIngester {
     // the user's contacts, and a resumed ingestion upserts them again to the same rows.
     const upsertFrom = (from: number) => {
       const chunk = contacts.slice(from, from + INGEST_CHUNK);
-      const work = upsertContacts(db, batch.user_id, chunk).then((ids) => ({ chunk, ids }));
+      const work = upsertContacts(store.contacts, batch.user_id, chunk).then((ids) => ({ chunk, ids }));
       work.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled
       return work;
     };
@@ -165,17 +134,11 @@ export class BatchIngester {
     for (let from = batch.ingested; ahead; from += INGEST_CHUNK) {
       const { chunk, ids } = await ahead;
       ahead = from + INGEST_CHUNK < contacts.length ? upsertFrom(from + INGEST_CHUNK) : null;
-      const proceed = await db.transaction().execute(async (trx) => {
+      const proceed = await store.tx(async (repos) => {
         // The batch row lock orders this chunk against a cancel: after a cancel nothing more is queued.
-        const current = await trx
-          .selectFrom('batches')
-          .select('status')
-          .where('id', '=', batchId)
-          .forUpdate()
-          .executeTakeFirst();
-        if (current?.status !== 'ingesting') return false;
+        if ((await repos.batches.lockStatus(batchId)) !== 'ingesting') return false;
         const now = clock.now();
-        await queueContacts(trx, {
+        await queueContacts(legacy.executor(repos), {
           batchId,
           rows: chunk.map((contact, index) => ({
             seq: from + index,
@@ -186,15 +149,12 @@ export class BatchIngester {
           })),
           dueAt: startAt ?? now,
         });
-        await trx
-          .updateTable('batches')
-          .set({
-            ingested: sql`greatest(ingested, ${from + chunk.length})`,
-            ingest_lease_until: new Date(now.getTime() + INGEST_LEASE_MS),
-            updated_at: now,
-          })
-          .where('id', '=', batchId)
-          .execute();
+        await repos.batches.noteIngested(
+          batchId,
+          from + chunk.length,
+          new Date(now.getTime() + INGEST_LEASE_MS),
+          now,
+        );
         return true;
       });
       if (!proceed) {
@@ -203,9 +163,9 @@ export class BatchIngester {
       }
       await yieldToEventLoop();
     }
-    await db.transaction().execute(async (trx) => {
-      const next = await markIngested(trx, batchId, startAt, clock.now());
-      if (next) await trx.deleteFrom('batch_payloads').where('batch_id', '=', batchId).execute();
+    await store.tx(async (repos) => {
+      const next = await markIngested(legacy.executor(repos), batchId, startAt, clock.now());
+      if (next) await repos.batchPayloads.delete(batchId);
     });
     this.deps.logger.info({ batchId, contacts: contacts.length }, 'batch ingested');
   }
@@ -235,66 +195,36 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * A chunk's contacts, in two statements: those given by an id of the user's are updated in place,
  * the rest upserted by the user's phone number. Returns each contact's row id, in chunk order.
  */
-async function upsertContacts(db: Db, userId: string, contacts: BatchContactInput[]): Promise<string[]> {
+async function upsertContacts(
+  repo: ContactsRepo,
+  userId: string,
+  contacts: BatchContactInput[],
+): Promise<string[]> {
   const givenIds = contacts.map((c) => c.id).filter((id): id is string => typeof id === 'string');
   const known = new Set<string>();
-  if (givenIds.length > 0) {
-    const rows = await db
-      .selectFrom('contacts')
-      .select('id')
-      .where('user_id', '=', userId)
-      .where('id', 'in', givenIds)
-      .execute();
-    for (const row of rows) known.add(row.id);
-  }
+  if (givenIds.length > 0) for (const id of await repo.idsOfUser(userId, givenIds)) known.add(id);
 
-  const byId: BatchContactInput[] = [];
+  const byId: Array<BatchContactInput & { id: string }> = [];
   const byPhone: BatchContactInput[] = [];
-  for (const contact of contacts) (contact.id && known.has(contact.id) ? byId : byPhone).push(contact);
+  for (const contact of contacts) {
+    if (contact.id && known.has(contact.id)) byId.push({ ...contact, id: contact.id });
+    else byPhone.push(contact);
+  }
 
   // A consent record given replaces the stored one (the latest batch's word); none given keeps it.
-  const consentOf = (c: BatchContactInput) =>
-    c.consent ? JSON.stringify(normalizeConsent(c.consent)) : null;
+  const normalized = <T extends BatchContactInput>(c: T): T =>
+    c.consent ? { ...c, consent: normalizeConsent(c.consent) } : c;
   const contactIdByPhone = new Map<string, string>();
   if (byId.length > 0) {
-    await sql`
-      update contacts c set
-        name = case when x.name is null then c.name else x.name end,
-        email = coalesce(x.email, c.email),
-        company = coalesce(x.company, c.company),
-        metadata = c.metadata || coalesce(x.meta::jsonb, '{}'::jsonb),
-        timezone = coalesce(x.tz, c.timezone),
-        consent = coalesce(x.consent::jsonb, c.consent),
-        updated_at = now()
-      from unnest(${byId.map((c) => c.id)}::text[], ${byId.map((c) => c.name ?? null)}::text[],
-                  ${byId.map((c) => c.email ?? null)}::text[], ${byId.map((c) => c.company ?? null)}::text[],
-                  ${byId.map((c) => (c.metadata ? JSON.stringify(c.metadata) : null))}::text[],
-                  ${byId.map((c) => c.timezone ?? null)}::text[], ${byId.map(consentOf)}::text[])
-        as x(id, name, email, company, meta, tz, consent)
-      where c.id = x.id and c.user_id = ${userId}`.execute(db);
-    for (const contact of byId) if (contact.id) contactIdByPhone.set(contact.phoneNumber, contact.id);
+    await repo.updateById(userId, byId.map(normalized));
+    for (const contact of byId) contactIdByPhone.set(contact.phoneNumber, contact.id);
   }
   if (byPhone.length > 0) {
-    const rows = await sql<{ id: string; phone_number: string }>`
-      insert into contacts (id, user_id, phone_number, name, email, company, metadata, timezone, consent)
-      select x.id, ${userId}, x.phone, coalesce(x.name, 'Unknown'), x.email, x.company, coalesce(x.meta::jsonb, '{}'::jsonb),
-             x.tz, x.consent::jsonb
-      from unnest(${byPhone.map(() => newId('cnt'))}::text[], ${byPhone.map((c) => c.phoneNumber)}::text[],
-                  ${byPhone.map((c) => c.name ?? null)}::text[], ${byPhone.map((c) => c.email ?? null)}::text[],
-                  ${byPhone.map((c) => c.company ?? null)}::text[],
-                  ${byPhone.map((c) => (c.metadata ? JSON.stringify(c.metadata) : null))}::text[],
-                  ${byPhone.map((c) => c.timezone ?? null)}::text[], ${byPhone.map(consentOf)}::text[])
-        as x(id, phone, name, email, company, meta, tz, consent)
-      on conflict (user_id, phone_number) do update set
-        name = case when excluded.name = 'Unknown' then contacts.name else excluded.name end,
-        email = coalesce(excluded.email, contacts.email),
-        company = coalesce(excluded.company, contacts.company),
-        metadata = contacts.metadata || excluded.metadata,
-        timezone = coalesce(excluded.timezone, contacts.timezone),
-        consent = coalesce(excluded.consent, contacts.consent),
-        updated_at = now()
-      returning id, phone_number`.execute(db);
-    for (const row of rows.rows) contactIdByPhone.set(row.phone_number, row.id);
+    const rows = await repo.upsertByPhone(
+      userId,
+      byPhone.map((c) => ({ ...normalized(c), id: newId('cnt') })),
+    );
+    for (const row of rows) contactIdByPhone.set(row.phone_number, row.id);
   }
   return contacts.map((contact) => {
     const id = contactIdByPhone.get(contact.phoneNumber);

@@ -78,7 +78,7 @@ export type ContactSchemaCheck = (contact: unknown) => ContactProblem[] | null;
  */
 export class BatchPreflight {
   constructor(
-    private readonly deps: Pick<Deps, 'db' | 'config' | 'clock'>,
+    private readonly deps: Pick<Deps, 'store' | 'legacy' | 'config' | 'clock'>,
     private readonly batches: Pick<BatchService, 'accept'>,
   ) {}
 
@@ -87,7 +87,7 @@ export class BatchPreflight {
     input: PreflightInput,
     checkSchema: ContactSchemaCheck,
   ): Promise<PreflightReport> {
-    const { db, config, clock } = this.deps;
+    const { store, config, clock } = this.deps;
     const now = clock.now();
     const options = input.options ?? {};
 
@@ -135,11 +135,7 @@ export class BatchPreflight {
     const dialable = consented.filter((contact) => !suppressedNumbers.has(contact.phoneNumber));
     const outsideWindowNow = window ? await countOutsideWindow(dialable, window, timezone, now) : 0;
 
-    const user = await db
-      .selectFrom('users')
-      .select('available_minutes')
-      .where('id', '=', userId)
-      .executeTakeFirst();
+    const availableMinutes = (await store.users.availableMinutes(userId)) ?? 0;
 
     if (invalid.length > 0) {
       // The schema refuses before anything else is looked at, and so would POST.
@@ -158,7 +154,7 @@ export class BatchPreflight {
       outsideWindowNow,
       withoutConsent: distinct.length - consented.length,
       estimatedMinutes: estimateMinutes(distinct.length, config.estimatedMinutesPerCall),
-      availableMinutes: user?.available_minutes ?? 0,
+      availableMinutes,
       wouldBeAccepted: refusal === null,
       refusal,
     };
@@ -169,7 +165,8 @@ export class BatchPreflight {
     const found = new Set<string>();
     for (let start = 0; start < phones.length; start += SUPPRESSION_LOOKUP) {
       const slice = phones.slice(start, start + SUPPRESSION_LOOKUP);
-      for (const phone of await suppressedAmong(this.deps.db, userId, slice)) found.add(phone);
+      for (const phone of await suppressedAmong(this.deps.legacy.executor(this.deps.store), userId, slice))
+        found.add(phone);
       await nextTurn();
     }
     return found;

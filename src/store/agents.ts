@@ -18,6 +18,8 @@ export interface AgentsRepo {
   insert(agent: AgentFields & { id: string; user_id: string }): Promise<AgentRow>;
   get(agentId: string): Promise<AgentRow | undefined>;
   getForUser(userId: string, agentId: string): Promise<AgentRow | undefined>;
+  /** The user's agent's id and whether it is active. */
+  activeForUser(userId: string, agentId: string): Promise<Pick<AgentRow, 'id' | 'is_active'> | undefined>;
   /** A user's agents, newest first. */
   listForUser(userId: string): Promise<AgentRow[]>;
   ownerOf(agentId: string): Promise<string | undefined>;

@@ -1,6 +1,9 @@
 import type { AgentsRepo } from './agents.js';
 import type { BatchContactsRepo } from './batch-contacts.js';
+import type { BatchPayloadsRepo } from './batch-payloads.js';
+import type { BatchesRepo } from './batches.js';
 import type { CallsRepo } from './calls.js';
+import type { ContactsRepo } from './contacts.js';
 import type { IdempotencyKeysRepo } from './idempotency-keys.js';
 import type { KeysRepo } from './keys.js';
 import type { LocksRepo } from './locks.js';
@@ -12,8 +15,8 @@ import type { WebhookDeliveriesRepo } from './webhook-deliveries.js';
 
 /**
  * The Store port: every read and write of the database goes through one of these repositories.
- * The PostgreSQL/PGlite implementation is `adapters/postgres/store.ts`; its queries live in
- * `adapters/postgres/repos/`.
+ * The PostgreSQL/PGlite implementation is `pgStore` in the postgres adapter; its queries live in
+ * its `repos/` folder, one class per repository.
  */
 export interface Repos {
   users: UsersRepo;
@@ -23,6 +26,9 @@ export interface Repos {
   sipTrunks: SipTrunksRepo;
   sealedColumns: SealedColumnsRepo;
   webhookDeliveries: WebhookDeliveriesRepo;
+  batches: BatchesRepo;
+  batchPayloads: BatchPayloadsRepo;
+  contacts: ContactsRepo;
   calls: CallsRepo;
   batchContacts: BatchContactsRepo;
   idempotencyKeys: IdempotencyKeysRepo;

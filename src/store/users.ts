@@ -32,6 +32,7 @@ export interface UsersRepo {
   insert(user: NewUser): Promise<UserRow>;
   get(userId: string): Promise<UserRow | undefined>;
   exists(userId: string): Promise<boolean>;
+  availableMinutes(userId: string): Promise<number | undefined>;
   /** Whether the database has any user at all. */
   hasAny(): Promise<boolean>;
   /** Newest first: `limit` rows with an id below `before` (when given). */

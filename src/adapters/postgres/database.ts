@@ -5,11 +5,12 @@ import { PGlite } from '@electric-sql/pglite';
 import { type ColumnType, type Generated, Kysely, PostgresDialect, type RawBuilder, sql } from 'kysely';
 import type { CustomTypesConfig } from 'pg';
 import type { EndedReason, ToolCallRecord, TurnMetrics } from '../../domain/agent-call.js';
-import type { BatchContactState, BatchStatus, CallingWindow, ConsentRecord } from '../../domain/batch.js';
+import type { BatchContactState, CallingWindow, ConsentRecord } from '../../domain/batch.js';
 import type { CallChannel, CallStatus, TranscriptEntry } from '../../domain/call.js';
 import type { WebhookDeliveryStatus } from '../../domain/webhooks.js';
 import type { DialState } from '../../ports.js';
 import { DataDirLockedError } from '../../start-errors.js';
+import type { BatchRow } from '../../store/batches.js';
 import type { SipTrunkRow } from '../../store/sip-trunks.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { BUNDLED_IMAGE_DIR, checkImage, clearUnpacked, unpackImage } from './pglite-image.js';
@@ -122,40 +123,45 @@ export interface CallsTable {
   updated_at: Timestamp;
 }
 
-export interface BatchesTable {
-  id: string;
-  user_id: string;
-  agent_id: string;
-  name: string;
-  status: BatchStatus;
-  priority: number;
-  max_calls_per_second: number;
-  max_attempts: number;
-  no_answer_delay_ms: number;
-  busy_delay_ms: number;
-  timezone: string;
+/** The port's row (src/store/batches.ts), with what the database fills in and the JSON columns. */
+export interface BatchesTable
+  extends Omit<
+    BatchRow,
+    | 'scheduled_start_at'
+    | 'tags'
+    | 'webhooks'
+    | 'duplicates'
+    | 'ingested'
+    | 'processed'
+    | 'succeeded'
+    | 'failed'
+    | 'cancelled_jobs'
+    | 'ingest_lease_until'
+    | 'ingest_passes'
+    | 'paused_at'
+    | 'calling_window'
+    | 'require_consent'
+    | 'suppressed'
+    | 'skipped'
+    | 'created_at'
+    | 'started_at'
+    | 'completed_at'
+    | 'updated_at'
+  > {
   scheduled_start_at: NullableTimestamp;
   tags: ColumnType<string[], string[] | undefined, string[]>;
   webhooks: Json<Record<string, string> | null>;
-  submitted: number;
-  total: number;
   duplicates: Generated<number>;
   ingested: Generated<number>;
   processed: Generated<number>;
   succeeded: Generated<number>;
   failed: Generated<number>;
   cancelled_jobs: Generated<number>;
-  error: string | null;
-  error_code: string | null;
   ingest_lease_until: NullableTimestamp;
-  /** Ingestion passes started (the first one included); recovery gives up after MAX_INGEST_PASSES. */
   ingest_passes: Generated<number>;
-  /** When the batch was paused; null when it is not (issue 15). */
   paused_at: NullableTimestamp;
-  /** {start, end, days}: read in each contact's zone; null: any time (issue 15). */
   calling_window: Json<CallingWindow | null>;
   require_consent: Generated<boolean>;
-  /** Contacts never dialed: on the suppression list; without consent under requireConsent. */
   suppressed: Generated<number>;
   skipped: Generated<number>;
   created_at: Timestamp;

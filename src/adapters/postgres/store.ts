@@ -4,7 +4,10 @@ import type { Repos, Store } from '../../store/index.js';
 import type { Db } from './database.js';
 import { PgAgentsRepo } from './repos/agents.js';
 import { PgBatchContactsRepo } from './repos/batch-contacts.js';
+import { PgBatchPayloadsRepo } from './repos/batch-payloads.js';
+import { PgBatchesRepo } from './repos/batches.js';
 import { PgCallsRepo } from './repos/calls.js';
+import { PgContactsRepo } from './repos/contacts.js';
 import { PgIdempotencyKeysRepo } from './repos/idempotency-keys.js';
 import { PgKeysRepo } from './repos/keys.js';
 import { LockOrder, PgLocksRepo } from './repos/locks.js';
@@ -26,6 +29,9 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
     sipTrunks: new PgSipTrunksRepo(db),
     sealedColumns: new PgSealedColumnsRepo(db),
     webhookDeliveries: new PgWebhookDeliveriesRepo(db),
+    batches: new PgBatchesRepo(db, order),
+    batchPayloads: new PgBatchPayloadsRepo(db),
+    contacts: new PgContactsRepo(db),
     calls: new PgCallsRepo(db),
     batchContacts: new PgBatchContactsRepo(db),
     idempotencyKeys: new PgIdempotencyKeysRepo(db),

@@ -29,6 +29,15 @@ export class PgAgentsRepo implements AgentsRepo {
       .executeTakeFirst();
   }
 
+  activeForUser(userId: string, agentId: string): Promise<Pick<AgentRow, 'id' | 'is_active'> | undefined> {
+    return this.db
+      .selectFrom('agents')
+      .select(['id', 'is_active'])
+      .where('id', '=', agentId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+  }
+
   listForUser(userId: string): Promise<AgentRow[]> {
     return this.db
       .selectFrom('agents')

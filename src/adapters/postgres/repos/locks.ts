@@ -21,6 +21,12 @@ export class LockOrder {
   }
 }
 
+/** Notes a lock about to be taken: `order` is null on the pool, where a row lock would end with its statement. */
+export function takeLock(order: LockOrder | null, kind: LockKind): void {
+  if (!order) throw new Error('Row locks are taken inside Store.tx');
+  order.take(kind);
+}
+
 export class PgLocksRepo implements LocksRepo {
   /** `order` is null on the pool: a lock outside a transaction would be released at once. */
   constructor(
@@ -56,7 +62,6 @@ export class PgLocksRepo implements LocksRepo {
   }
 
   private take(kind: LockKind): void {
-    if (!this.order) throw new Error('Row locks are taken inside Store.tx');
-    this.order.take(kind);
+    takeLock(this.order, kind);
   }
 }

@@ -29,6 +29,15 @@ export class PgUsersRepo implements UsersRepo {
     return row !== undefined;
   }
 
+  async availableMinutes(userId: string): Promise<number | undefined> {
+    const user = await this.db
+      .selectFrom('users')
+      .select('available_minutes')
+      .where('id', '=', userId)
+      .executeTakeFirst();
+    return user?.available_minutes;
+  }
+
   async hasAny(): Promise<boolean> {
     const row = await this.db.selectFrom('users').select('id').limit(1).executeTakeFirst();
     return row !== undefined;

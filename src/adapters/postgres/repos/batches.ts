@@ -1,0 +1,186 @@
+import { sql } from 'kysely';
+import type { BatchStatus, CallingWindow } from '../../../domain/batch.js';
+import type {
+  BatchesRepo,
+  BatchListRow,
+  BatchRow,
+  IngestingBatch,
+  LockedBatch,
+  NewBatch,
+} from '../../../store/batches.js';
+import { type Db, json } from '../database.js';
+import { type LockOrder, takeLock } from './locks.js';
+
+export class PgBatchesRepo implements BatchesRepo {
+  constructor(
+    private readonly db: Db,
+    private readonly order: LockOrder | null,
+  ) {}
+
+  async insert(batch: NewBatch): Promise<void> {
+    await this.db
+      .insertInto('batches')
+      .values({
+        ...batch,
+        // SQL NULL when there is none (json(null) would store a JSON null).
+        calling_window: batch.calling_window ? json(batch.calling_window) : undefined,
+        webhooks: json(batch.webhooks),
+      })
+      .execute();
+  }
+
+  lockForUser(userId: string, batchId: string): Promise<LockedBatch | undefined> {
+    takeLock(this.order, 'batches');
+    return this.db
+      .selectFrom('batches')
+      .select([
+        'id',
+        'status',
+        'total',
+        'ingested',
+        'user_id',
+        'agent_id',
+        'webhooks',
+        'started_at',
+        'scheduled_start_at',
+      ])
+      .where('id', '=', batchId)
+      .where('user_id', '=', userId)
+      .forUpdate()
+      .executeTakeFirst();
+  }
+
+  async lockStatus(batchId: string): Promise<BatchRow['status'] | undefined> {
+    takeLock(this.order, 'batches');
+    const current = await this.db
+      .selectFrom('batches')
+      .select('status')
+      .where('id', '=', batchId)
+      .forUpdate()
+      .executeTakeFirst();
+    return current?.status;
+  }
+
+  async lockOrphanedIngestion(now: Date, ignoreLease: boolean): Promise<string | undefined> {
+    takeLock(this.order, 'batches');
+    let query = this.db.selectFrom('batches').select('id').where('status', '=', 'ingesting');
+    // At an embedded start every lease is an orphan's, whenever it would have run out.
+    if (!ignoreLease) query = query.where('ingest_lease_until', '<', now);
+    const row = await query.orderBy('created_at').limit(1).forUpdate().skipLocked().executeTakeFirst();
+    return row?.id;
+  }
+
+  async startIngestPass(batchId: string, leaseUntil: Date): Promise<number> {
+    const { ingest_passes: passes } = await this.db
+      .updateTable('batches')
+      .set({ ingest_lease_until: leaseUntil, ingest_passes: sql<number>`ingest_passes + 1` })
+      .where('id', '=', batchId)
+      .returning('ingest_passes')
+      .executeTakeFirstOrThrow();
+    return passes;
+  }
+
+  ingesting(batchId: string): Promise<IngestingBatch | undefined> {
+    return this.db
+      .selectFrom('batches')
+      .select([
+        'id',
+        'user_id',
+        'status',
+        'ingested',
+        'total',
+        'scheduled_start_at',
+        'timezone',
+        'require_consent',
+      ])
+      .where('id', '=', batchId)
+      .executeTakeFirst();
+  }
+
+  async noteIngested(batchId: string, ingested: number, leaseUntil: Date, now: Date): Promise<void> {
+    await this.db
+      .updateTable('batches')
+      .set({
+        ingested: sql`greatest(ingested, ${ingested})`,
+        ingest_lease_until: leaseUntil,
+        updated_at: now,
+      })
+      .where('id', '=', batchId)
+      .execute();
+  }
+
+  getForUser(userId: string, batchId: string): Promise<BatchRow | undefined> {
+    return this.db
+      .selectFrom('batches')
+      .selectAll()
+      .where('id', '=', batchId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+  }
+
+  nameForUser(userId: string, batchId: string): Promise<{ id: string; name: string } | undefined> {
+    return this.db
+      .selectFrom('batches')
+      .select(['id', 'name'])
+      .where('id', '=', batchId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+  }
+
+  zoneAndWindow(
+    batchId: string,
+  ): Promise<{ timezone: string; calling_window: CallingWindow | null } | undefined> {
+    return this.db
+      .selectFrom('batches')
+      .select(['timezone', 'calling_window'])
+      .where('id', '=', batchId)
+      .executeTakeFirst();
+  }
+
+  list(
+    userId: string,
+    filters: { status?: BatchStatus; tag?: string },
+    before: { id: string; created_at: Date } | null,
+    limit: number,
+  ): Promise<BatchListRow[]> {
+    let query = this.db
+      .selectFrom('batches')
+      .select([
+        'id',
+        'name',
+        'status',
+        'total',
+        'processed',
+        'succeeded',
+        'failed',
+        'created_at',
+        'agent_id',
+        'priority',
+        'tags',
+      ])
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit);
+    if (filters.status) query = query.where('status', '=', filters.status);
+    if (filters.tag) query = query.where(sql<boolean>`tags @> array[${filters.tag}]::text[]`);
+    if (before) {
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '<', before.created_at),
+          eb.and([eb('created_at', '=', before.created_at), eb('id', '<', before.id)]),
+        ]),
+      );
+    }
+    return query.execute();
+  }
+
+  position(userId: string, batchId: string): Promise<{ id: string; created_at: Date } | undefined> {
+    return this.db
+      .selectFrom('batches')
+      .select(['id', 'created_at'])
+      .where('id', '=', batchId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+  }
+}

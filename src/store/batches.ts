@@ -1,0 +1,150 @@
+import type { BatchStatus, CallingWindow } from '../domain/batch.js';
+import type { windowToRow } from '../domain/calling-window.js';
+
+/** A batches row. */
+export interface BatchRow {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  name: string;
+  status: BatchStatus;
+  priority: number;
+  max_calls_per_second: number;
+  max_attempts: number;
+  no_answer_delay_ms: number;
+  busy_delay_ms: number;
+  timezone: string;
+  scheduled_start_at: Date | null;
+  tags: string[];
+  webhooks: Record<string, string> | null;
+  submitted: number;
+  total: number;
+  duplicates: number;
+  ingested: number;
+  processed: number;
+  succeeded: number;
+  failed: number;
+  cancelled_jobs: number;
+  error: string | null;
+  error_code: string | null;
+  ingest_lease_until: Date | null;
+  /** Ingestion passes started (the first one included); recovery gives up after MAX_INGEST_PASSES. */
+  ingest_passes: number;
+  /** When the batch was paused; null when it is not (issue 15). */
+  paused_at: Date | null;
+  /** {start, end, days}: read in each contact's zone; null: any time (issue 15). */
+  calling_window: CallingWindow | null;
+  require_consent: boolean;
+  /** Contacts never dialed: on the suppression list; without consent under requireConsent. */
+  suppressed: number;
+  skipped: number;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+  updated_at: Date;
+}
+
+/** A batch as `GET /api/v1/batch` lists it. */
+export type BatchListRow = Pick<
+  BatchRow,
+  | 'id'
+  | 'name'
+  | 'status'
+  | 'total'
+  | 'processed'
+  | 'succeeded'
+  | 'failed'
+  | 'created_at'
+  | 'agent_id'
+  | 'priority'
+  | 'tags'
+>;
+
+/** A batch as it is accepted: ingesting, under its first ingestion lease. */
+export type NewBatch = Pick<
+  BatchRow,
+  | 'id'
+  | 'user_id'
+  | 'agent_id'
+  | 'name'
+  | 'status'
+  | 'priority'
+  | 'max_calls_per_second'
+  | 'max_attempts'
+  | 'no_answer_delay_ms'
+  | 'busy_delay_ms'
+  | 'timezone'
+  | 'scheduled_start_at'
+  | 'tags'
+  | 'require_consent'
+  | 'webhooks'
+  | 'submitted'
+  | 'total'
+  | 'duplicates'
+  | 'ingest_lease_until'
+  | 'ingest_passes'
+  | 'created_at'
+  | 'updated_at'
+> & {
+  /** As it is stored (src/domain/calling-window.ts); null: SQL NULL, any time. */
+  calling_window: ReturnType<typeof windowToRow>;
+};
+
+/** What a change of a batch's state reads of it, under its lock. */
+export type LockedBatch = Pick<
+  BatchRow,
+  | 'id'
+  | 'status'
+  | 'total'
+  | 'ingested'
+  | 'user_id'
+  | 'agent_id'
+  | 'webhooks'
+  | 'started_at'
+  | 'scheduled_start_at'
+>;
+
+/** What an ingestion pass reads of its batch. */
+export type IngestingBatch = Pick<
+  BatchRow,
+  'id' | 'user_id' | 'status' | 'ingested' | 'total' | 'scheduled_start_at' | 'timezone' | 'require_consent'
+>;
+
+export interface BatchesRepo {
+  insert(batch: NewBatch): Promise<void>;
+  /** Locks the user's batch (in a transaction, batches first: LOCK_ORDER) and reads it. */
+  lockForUser(userId: string, batchId: string): Promise<LockedBatch | undefined>;
+  /** Locks the batch and reads its status. */
+  lockStatus(batchId: string): Promise<BatchRow['status'] | undefined>;
+  /**
+   * Locks the oldest batch still ingesting whose lease ran out (any, with `ignoreLease`), skipping
+   * those another transaction holds.
+   */
+  lockOrphanedIngestion(now: Date, ignoreLease: boolean): Promise<string | undefined>;
+  /** Counts an ingestion pass and leases the batch to it until `leaseUntil`: the passes so far. */
+  startIngestPass(batchId: string, leaseUntil: Date): Promise<number>;
+  ingesting(batchId: string): Promise<IngestingBatch | undefined>;
+  /** Contacts up to `ingested` are queued (never moving it back); the lease runs to `leaseUntil`. */
+  noteIngested(batchId: string, ingested: number, leaseUntil: Date, now: Date): Promise<void>;
+
+  /** The user's batch; another user's is as absent as a missing one. */
+  getForUser(userId: string, batchId: string): Promise<BatchRow | undefined>;
+  /** The user's batch's id and name. */
+  nameForUser(userId: string, batchId: string): Promise<{ id: string; name: string } | undefined>;
+  /** The batch's zone and calling window (the export's columns need both). */
+  zoneAndWindow(
+    batchId: string,
+  ): Promise<{ timezone: string; calling_window: CallingWindow | null } | undefined>;
+  /**
+   * The user's batches, newest first: `limit` rows, filtered, and after `before` (a batch's id and
+   * created_at) when given.
+   */
+  list(
+    userId: string,
+    filters: { status?: BatchStatus; tag?: string },
+    before: { id: string; created_at: Date } | null,
+    limit: number,
+  ): Promise<BatchListRow[]>;
+  /** The id and created_at of a user's batch (a page's cursor). */
+  position(userId: string, batchId: string): Promise<{ id: string; created_at: Date } | undefined>;
+}
