@@ -285,7 +285,7 @@ export class BatchService {
    * ingested are never queued); calls already up finish and are recorded.
    */
   async cancel(userId: string, batchId: string) {
-    const { store, legacy, clock } = this.deps;
+    const { store, clock } = this.deps;
     return store.tx(async (repos) => {
       const batch = await repos.batches.lockForUser(userId, batchId);
       if (!batch) throw new AppError('NOT_FOUND');
@@ -295,7 +295,7 @@ export class BatchService {
           `Batch ${batchId} is ${batch.status} and cannot be cancelled`,
         );
       }
-      const cancelledJobs = await cancelBatch(legacy.executor(repos), batch, clock.now());
+      const cancelledJobs = await cancelBatch(repos, batch, clock.now());
       await repos.batchPayloads.delete(batchId);
       return {
         success: true as const,
@@ -326,7 +326,7 @@ export class BatchService {
     batchId: string,
     event: 'pause' | 'resume',
   ): Promise<BatchStateChange> {
-    const { store, legacy, clock } = this.deps;
+    const { store, clock } = this.deps;
     return store.tx(async (repos): Promise<BatchStateChange> => {
       const batch = await repos.batches.lockForUser(userId, batchId);
       if (!batch) throw new AppError('NOT_FOUND');
@@ -341,9 +341,8 @@ export class BatchService {
           : new AppError('BATCH_NOT_PAUSED', `Batch ${batchId} is ${batch.status}, not paused`);
       }
       const now = clock.now();
-      const trx = legacy.executor(repos);
       const status = (
-        event === 'pause' ? await pauseBatch(trx, batch, now) : await resumeBatch(trx, batch, now)
+        event === 'pause' ? await pauseBatch(repos, batch, now) : await resumeBatch(repos, batch, now)
       ) as BatchStateChange['status'];
       return {
         success: true as const,
@@ -372,7 +371,7 @@ export class BatchService {
     return store.tx(async (repos) => {
       const trx = legacy.executor(repos);
       if (stillHolds && !(await stillHolds(trx))) return false;
-      if (!(await failBatch(trx, batchId, { code, error }, clock.now()))) return false;
+      if (!(await failBatch(repos, batchId, { code, error }, clock.now()))) return false;
       await repos.batchPayloads.delete(batchId);
       return true;
     });

@@ -46,6 +46,19 @@ export interface CallDetailRow {
   batch_name: string | null;
 }
 
+/** A call whose progress event goes out, with where to. */
+export interface ProgressTarget {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  contact_id: string;
+  batch_id: string | null;
+  phone_number: string;
+  created_at: Date;
+  contact_name: string;
+  url: string;
+}
+
 /** The calls table, as far as the services converted so far read it (issue 23 moves the rest). */
 export interface CallsRepo {
   /** The call's user. */
@@ -69,4 +82,10 @@ export interface CallsRepo {
   /** The user's batch's latest 25 calls, with their summary, intent and whether they have a transcript. */
   latestOfBatchForUser(userId: string, batchId: string): Promise<LatestCallRow[]>;
   detailForUser(userId: string, callId: string): Promise<CallDetailRow | undefined>;
+  /**
+   * Of these calls, those whose `event` (call.started or call.answered) has somewhere to go and has
+   * not been queued yet: the batch's onCallEvent, or a single call's statusCallBackUrl when its
+   * statusCallBackEvents ask for it (`url`).
+   */
+  progressTargets(callIds: string[], event: string): Promise<ProgressTarget[]>;
 }

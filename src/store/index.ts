@@ -10,6 +10,7 @@ import type { LocksRepo } from './locks.js';
 import type { SealedColumnsRepo } from './sealed-columns.js';
 import type { SessionsRepo } from './sessions.js';
 import type { SipTrunksRepo } from './sip-trunks.js';
+import type { SuppressionsRepo } from './suppressions.js';
 import type { UsersRepo } from './users.js';
 import type { WebhookDeliveriesRepo } from './webhook-deliveries.js';
 
@@ -32,6 +33,7 @@ export interface Repos {
   calls: CallsRepo;
   batchContacts: BatchContactsRepo;
   idempotencyKeys: IdempotencyKeysRepo;
+  suppressions: SuppressionsRepo;
   locks: LocksRepo;
 }
 

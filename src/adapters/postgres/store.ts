@@ -14,6 +14,7 @@ import { LockOrder, PgLocksRepo } from './repos/locks.js';
 import { PgSealedColumnsRepo } from './repos/sealed-columns.js';
 import { PgSessionsRepo } from './repos/sessions.js';
 import { PgSipTrunksRepo } from './repos/sip-trunks.js';
+import { PgSuppressionsRepo } from './repos/suppressions.js';
 import { PgUsersRepo } from './repos/users.js';
 import { PgWebhookDeliveriesRepo } from './repos/webhook-deliveries.js';
 
@@ -22,7 +23,7 @@ const executors = new WeakMap<Repos, Db>();
 
 function buildRepos(db: Db, order: LockOrder | null): Repos {
   const repos: Repos = {
-    users: new PgUsersRepo(db),
+    users: new PgUsersRepo(db, order),
     keys: new PgKeysRepo(db),
     sessions: new PgSessionsRepo(db),
     agents: new PgAgentsRepo(db),
@@ -35,6 +36,7 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
     calls: new PgCallsRepo(db),
     batchContacts: new PgBatchContactsRepo(db),
     idempotencyKeys: new PgIdempotencyKeysRepo(db),
+    suppressions: new PgSuppressionsRepo(db),
     locks: new PgLocksRepo(db, order),
   };
   executors.set(repos, db);
@@ -78,5 +80,10 @@ export const legacyBridge: LegacyBridge = {
     if (!db) throw new Error('These repositories are not the PostgreSQL store');
     return db;
   },
-  repos: (db) => buildRepos(db, new LockOrder()),
+  repos: (db) => transactionRepos(db),
 };
+
+/** The repositories over a transaction the caller holds (`trx`), with a lock order of their own. */
+export function transactionRepos(trx: Db): Repos {
+  return buildRepos(trx, new LockOrder());
+}

@@ -55,7 +55,7 @@ export class CallIntake {
   constructor(
     private readonly deps: Pick<
       Deps,
-      'db' | 'config' | 'clock' | 'provider' | 'dials' | 'logger' | 'metrics'
+      'db' | 'store' | 'legacy' | 'config' | 'clock' | 'provider' | 'dials' | 'logger' | 'metrics'
     >,
     private readonly lifecycle: CallLifecycle,
     private readonly events: CallEventBus,
@@ -86,11 +86,11 @@ export class CallIntake {
       ({ contact, attempt } = await db.transaction().execute(async (trx) => {
         // Credit and concurrency are decided under the user's row lock, in the transaction that
         // records the dial intent, so two dials in any processes never both take the last place.
-        assertMayDial(await callLoad(trx, userId, { lock: true }));
+        assertMayDial(await callLoad(this.deps.legacy.repos(trx), userId, { lock: true }));
         const resolved = await this.resolveContact(trx, userId, input);
         // A number on the user's suppression list is never dialed; throwing here rolls back the
         // contact upsert too, so the refusal stores nothing and charges nothing.
-        if (await isSuppressed(trx, userId, resolved.phone_number)) {
+        if (await isSuppressed(this.deps.legacy.repos(trx), userId, resolved.phone_number)) {
           throw new AppError(
             'NUMBER_SUPPRESSED',
             `${resolved.phone_number} is on your suppression list; remove it (DELETE /api/v1/suppressions/{phoneNumber}) to call it`,
@@ -177,7 +177,7 @@ export class CallIntake {
     let attempt: number;
     try {
       ({ contact, attempt } = await this.deps.db.transaction().execute(async (trx) => {
-        assertMayDial(await callLoad(trx, userId, { lock: true }));
+        assertMayDial(await callLoad(this.deps.legacy.repos(trx), userId, { lock: true }));
         const browser = await trx
           .insertInto('contacts')
           .values({

@@ -5,6 +5,7 @@ import { minutesToCharge } from '../../domain/billing.js';
 import { awaitsAnalysis, type CallChannel } from '../../domain/call.js';
 import type { CallEvent } from '../../domain/webhooks.js';
 import type { CallEndedEvent } from '../../ports.js';
+import type { Repos } from '../../store/index.js';
 import { type EndingBatch, returnContact } from '../batch-lifecycle.js';
 import type { Deps } from '../deps.js';
 import type { CallEventBus, EndedCall, TransactionBus } from '../events.js';
@@ -50,8 +51,8 @@ export type EndingCallsBatch = EndingBatch & { webhooks: Record<string, string> 
 
 /** Calls' ends applied in one transaction, for the reactions that are part of it. */
 export interface EndingCalls {
-  /** The transaction applying the ends: the reactions write in it. */
-  tx: Db;
+  /** The repositories of the transaction applying the ends: the reactions write in it. */
+  tx: Repos;
   /** The calls these ends changed, as they are now. */
   rows: EndedCallRow[];
   events: Map<string, CallEndedEvent>;
@@ -82,7 +83,7 @@ export class CallLifecycle {
   private applyingEndings = false;
 
   constructor(
-    private readonly deps: Pick<Deps, 'db' | 'clock' | 'dials' | 'logger' | 'metrics'>,
+    private readonly deps: Pick<Deps, 'db' | 'legacy' | 'clock' | 'dials' | 'logger' | 'metrics'>,
     private readonly events: CallEventBus,
     private readonly reactions: TransactionBus<CallTransactionEvents>,
   ) {}
@@ -295,7 +296,7 @@ export class CallLifecycle {
       // The reactions that are part of the end (wiring/subscribers.ts): the outbox's
       // call.completed, the batch contacts and the batch's completion, in this transaction.
       await this.reactions.run('calls.ending', {
-        tx: trx,
+        tx: this.deps.legacy.repos(trx),
         rows,
         events: new Map(unique.map((event) => [event.callId, event])),
         batches,
@@ -332,7 +333,7 @@ export class CallLifecycle {
         if (Number(removed.numDeletedRows) === 0) return false;
         // The call row goes only with a record still waiting; otherwise the delete is undone.
         if (!(await returnDial(trx, call.callId, owner))) throw new NotReturned();
-        await returnContact(trx, call);
+        await returnContact(this.deps.legacy.repos(trx), call);
         return true;
       })
       .catch((error: unknown) => {

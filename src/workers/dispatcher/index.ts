@@ -278,7 +278,7 @@ export class Dispatcher {
   }
 
   private async allowance(userId: string): Promise<Allowance> {
-    const load = await callLoad(this.options.deps.db, userId, { lock: false });
+    const load = await callLoad(this.options.deps.store, userId, { lock: false });
     if (!load) return { calls: 0, outOfMinutes: false };
     return { calls: dialAllowance(load).calls, outOfMinutes: outOfMinutes(load) };
   }
@@ -296,7 +296,7 @@ export class Dispatcher {
       'The account ran out of call minutes; the remaining contacts were not dialed',
       async (trx) => {
         await trx.selectFrom('batches').select('id').where('id', '=', batch.id).forUpdate().execute();
-        const load = await callLoad(trx, batch.user_id, { lock: true });
+        const load = await callLoad(this.options.deps.legacy.repos(trx), batch.user_id, { lock: true });
         if (!load || !outOfMinutes(load)) return false;
         const left = await trx
           .selectFrom('batch_contacts')
@@ -332,7 +332,7 @@ export class Dispatcher {
       if (!current || !isActiveBatch(current.status)) return [];
       // Then the user's row: what their free places and unreserved minutes allow, counted with
       // every claim and single dial committed before, here or in another process.
-      const load = await callLoad(trx, batch.user_id, { lock: true });
+      const load = await callLoad(deps.legacy.repos(trx), batch.user_id, { lock: true });
       const limit = load ? Math.min(delays.length, dialAllowance(load).calls) : 0;
       if (limit <= 0) return [];
       const rows = await this.gate(trx, batch, limit, now);
@@ -359,7 +359,7 @@ export class Dispatcher {
       const go = planned.filter((p) => placed.has(p.callId));
       const wait = planned.filter((p) => !placed.has(p.callId));
       await claimContacts(
-        trx,
+        deps.legacy.repos(trx),
         batch.id,
         go.map((p) => ({
           seq: p.row.seq,
@@ -369,7 +369,7 @@ export class Dispatcher {
         now,
       );
       await deferContacts(
-        trx,
+        deps.legacy.repos(trx),
         batch.id,
         wait.map((p) => ({
           seq: p.row.seq,
@@ -444,8 +444,8 @@ export class Dispatcher {
           callable.push(claimed);
         }
       }
-      await suppressContacts(trx, batch.id, suppressed, now);
-      await deferContacts(trx, batch.id, waits);
+      await suppressContacts(this.options.deps.legacy.repos(trx), batch.id, suppressed, now);
+      await deferContacts(this.options.deps.legacy.repos(trx), batch.id, waits);
       if (due.length < fetch || (suppressed.length === 0 && waits.length === 0)) break;
       gated = true;
     }

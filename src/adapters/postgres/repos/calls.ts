@@ -1,5 +1,11 @@
 import { sql } from 'kysely';
-import type { CallDetailRow, CallsRepo, LatestCallRow, RecentCallRow } from '../../../store/calls.js';
+import type {
+  CallDetailRow,
+  CallsRepo,
+  LatestCallRow,
+  ProgressTarget,
+  RecentCallRow,
+} from '../../../store/calls.js';
 import type { Db } from '../database.js';
 
 /** A call's columns in the lists of a batch's calls. */
@@ -132,5 +138,24 @@ export class PgCallsRepo implements CallsRepo {
       .where('calls.id', '=', callId)
       .where('calls.user_id', '=', userId)
       .executeTakeFirst();
+  }
+
+  async progressTargets(callIds: string[], event: string): Promise<ProgressTarget[]> {
+    // Most campaigns ask for none of these: the filter keeps their sends at one cheap read.
+    const { rows } = await sql<ProgressTarget>`
+        select c.id, c.user_id, c.agent_id, c.contact_id, c.batch_id, c.phone_number, c.created_at,
+               ct.name as contact_name,
+               case when c.batch_id is not null then b.webhooks->>'onCallEvent' else c.status_callback_url end as url
+        from calls c
+        join contacts ct on ct.id = c.contact_id
+        left join batches b on b.id = c.batch_id
+        where c.id = any(${callIds}::text[])
+          and case when c.batch_id is not null then b.webhooks->>'onCallEvent' is not null
+                   else c.status_callback_url is not null
+                        and coalesce(c.status_callback_events, '["call.completed"]'::jsonb) ? ${event} end
+          and not exists (select 1 from webhook_deliveries w where w.call_id = c.id and w.event = ${event})`.execute(
+      this.db,
+    );
+    return rows;
   }
 }
