@@ -1,4 +1,3 @@
-import type { Db } from '../adapters/postgres/database.js';
 import type { CallingWindow } from '../domain/batch.js';
 import {
   type BatchStatus,
@@ -14,6 +13,7 @@ import { type BatchContactInput, distinctContacts } from '../domain/contacts.js'
 import { AppError, fieldError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { representableInstant } from '../domain/input.js';
+import type { Repos } from '../store/index.js';
 import { cancelBatch, failBatch, pauseBatch, resumeBatch } from './batch-lifecycle.js';
 import type { Deps } from './deps.js';
 import { assertWebhookUrls } from './webhooks.js';
@@ -163,16 +163,16 @@ export class BatchService {
     input: BatchCreateInput,
     rawBody: string,
     /** Runs in the transaction that records the batch (the Idempotency-Key's record). */
-    onCommit?: (trx: Db, accepted: BatchAccepted) => Promise<void>,
+    onCommit?: (repos: Repos, accepted: BatchAccepted) => Promise<void>,
   ): Promise<BatchAccepted>;
   async accept(userId: string, input: BatchCreateInput, rawBody: null): Promise<null>;
   async accept(
     userId: string,
     input: BatchCreateInput,
     rawBody: string | null,
-    onCommit?: (trx: Db, accepted: BatchAccepted) => Promise<void>,
+    onCommit?: (repos: Repos, accepted: BatchAccepted) => Promise<void>,
   ): Promise<BatchAccepted | null> {
-    const { store, legacy, config, clock } = this.deps;
+    const { store, config, clock } = this.deps;
     const name = batchName(input.name);
     const options = input.options ?? {};
     const timezone = options.timezone ?? 'UTC';
@@ -273,7 +273,7 @@ export class BatchService {
         updated_at: now,
       });
       await repos.batchPayloads.insert(batchId, rawBody);
-      await onCommit?.(legacy.executor(repos), accepted);
+      await onCommit?.(repos, accepted);
     });
 
     this.ingestStarter?.(batchId, distinct);
@@ -365,12 +365,11 @@ export class BatchService {
     code: string,
     error: string,
     /** Checked first, in the failing transaction: the batch fails only when it holds. */
-    stillHolds?: (trx: Db) => Promise<boolean>,
+    stillHolds?: (repos: Repos) => Promise<boolean>,
   ): Promise<boolean> {
-    const { store, legacy, clock } = this.deps;
+    const { store, clock } = this.deps;
     return store.tx(async (repos) => {
-      const trx = legacy.executor(repos);
-      if (stillHolds && !(await stillHolds(trx))) return false;
+      if (stillHolds && !(await stillHolds(repos))) return false;
       if (!(await failBatch(repos, batchId, { code, error }, clock.now()))) return false;
       await repos.batchPayloads.delete(batchId);
       return true;

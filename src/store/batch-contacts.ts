@@ -27,6 +27,20 @@ export interface ExportRow {
   consent: ConsentRecord | null;
 }
 
+/** A due queued contact as the dispatcher's claim gate reads it. */
+export interface DueContactRow {
+  seq: number;
+  contact_id: string;
+  phone_number: string;
+  attempts: number;
+  contact_name: string;
+  company: string | null;
+  metadata: Record<string, unknown> | null;
+  timezone: string | null;
+  /** Whether its number is on the user's suppression list. */
+  suppressed: boolean;
+}
+
 /** A contact's next step after its call ended: queued again from `nextAt` (`retry`) or done. */
 export interface ContactMove {
   batchId: string;
@@ -75,6 +89,18 @@ export interface BatchContactsRepo {
     rows: Array<{ seq: number; contactId: string; phone: string; timezone: string | null; skipped: boolean }>;
     dueAt: Date;
   }): Promise<string[]>;
+  /**
+   * Locks up to `limit` of the batch's queued contacts due at `now` (not in `taken`), skipping those
+   * another transaction holds (LOCK_ORDER: contacts), oldest due first.
+   */
+  lockDue(
+    batch: { id: string; userId: string },
+    now: Date,
+    taken: number[],
+    limit: number,
+  ): Promise<DueContactRow[]>;
+  /** Whether any of the batch's contacts is queued. */
+  anyQueued(batchId: string): Promise<boolean>;
   /** Whether any of the batch's contacts is still queued or dialing. */
   anyOpen(batchId: string): Promise<boolean>;
   /**

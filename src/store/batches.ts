@@ -176,7 +176,32 @@ export interface BatchesRepo {
     tally: { processed: number; succeeded: number },
     now: Date,
   ): Promise<CountedBatch | undefined>;
+  /** Locks the batches of these calls (in id order) and reads what their calls' ends depend on. */
+  lockOfCalls(callIds: string[]): Promise<EndingBatchRow[]>;
+  /**
+   * Up to `limit` batches in one of `statuses` whose start time has come, highest priority first,
+   * then oldest.
+   */
+  startedIn(statuses: readonly BatchStatus[], now: Date, limit: number): Promise<ActiveBatchRow[]>;
+  /** The status of each of these batches that exists. */
+  statuses(batchIds: string[]): Promise<Array<{ id: string; status: BatchStatus }>>;
 }
+
+/** A batch the dispatcher serves, as its pass reads it. */
+export type ActiveBatchRow = Pick<
+  BatchRow,
+  'id' | 'user_id' | 'agent_id' | 'status' | 'priority' | 'max_calls_per_second' | 'timezone'
+> & {
+  calling_window: unknown;
+  /** Whether the batch's onCallEvent listens for its calls' progress (call.started, call.answered). */
+  call_events: boolean;
+};
+
+/** A batch row as a group of call ends holds it locked. */
+export type EndingBatchRow = Pick<
+  BatchRow,
+  'id' | 'status' | 'max_attempts' | 'no_answer_delay_ms' | 'busy_delay_ms' | 'webhooks'
+>;
 
 /** The columns a change of a batch's status sets besides it. */
 export interface StatusChange {

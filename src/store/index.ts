@@ -4,6 +4,7 @@ import type { BatchPayloadsRepo } from './batch-payloads.js';
 import type { BatchesRepo } from './batches.js';
 import type { CallsRepo } from './calls.js';
 import type { ContactsRepo } from './contacts.js';
+import type { DialsRepo } from './dials.js';
 import type { IdempotencyKeysRepo } from './idempotency-keys.js';
 import type { KeysRepo } from './keys.js';
 import type { LocksRepo } from './locks.js';
@@ -34,6 +35,7 @@ export interface Repos {
   batchContacts: BatchContactsRepo;
   idempotencyKeys: IdempotencyKeysRepo;
   suppressions: SuppressionsRepo;
+  dials: DialsRepo;
   locks: LocksRepo;
 }
 

@@ -61,4 +61,8 @@ export interface UsersRepo {
   lockLoad(userId: string): Promise<{ available_minutes: number; max_concurrent_calls: number } | undefined>;
   /** The user's calls in progress, counted from the calls table. */
   ongoingCalls(userId: string): Promise<number>;
+  /** Locks the users of these calls, in id order (LOCK_ORDER: after their batches). */
+  lockOfCalls(callIds: string[]): Promise<void>;
+  /** Takes minutes from each user's balance, in one statement. */
+  charge(charges: Array<{ userId: string; minutes: number }>): Promise<void>;
 }

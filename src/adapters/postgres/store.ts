@@ -8,6 +8,7 @@ import { PgBatchPayloadsRepo } from './repos/batch-payloads.js';
 import { PgBatchesRepo } from './repos/batches.js';
 import { PgCallsRepo } from './repos/calls.js';
 import { PgContactsRepo } from './repos/contacts.js';
+import { PgDialsRepo } from './repos/dials.js';
 import { PgIdempotencyKeysRepo } from './repos/idempotency-keys.js';
 import { PgKeysRepo } from './repos/keys.js';
 import { LockOrder, PgLocksRepo } from './repos/locks.js';
@@ -34,9 +35,10 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
     batchPayloads: new PgBatchPayloadsRepo(db),
     contacts: new PgContactsRepo(db),
     calls: new PgCallsRepo(db),
-    batchContacts: new PgBatchContactsRepo(db),
+    batchContacts: new PgBatchContactsRepo(db, order),
     idempotencyKeys: new PgIdempotencyKeysRepo(db),
     suppressions: new PgSuppressionsRepo(db),
+    dials: new PgDialsRepo(db),
     locks: new PgLocksRepo(db, order),
   };
   executors.set(repos, db);

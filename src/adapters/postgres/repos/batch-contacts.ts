@@ -1,10 +1,41 @@
 import { sql } from 'kysely';
 import type { BatchContactState } from '../../../domain/batch.js';
-import type { BatchContactsRepo, ContactMove, ExportRow } from '../../../store/batch-contacts.js';
+import type {
+  BatchContactsRepo,
+  ContactMove,
+  DueContactRow,
+  ExportRow,
+} from '../../../store/batch-contacts.js';
 import type { Db } from '../database.js';
+import { type LockOrder, takeLock } from './locks.js';
 
 export class PgBatchContactsRepo implements BatchContactsRepo {
-  constructor(private readonly db: Db) {}
+  /** `order` is null on the pool, where a row lock would end with its statement. */
+  constructor(
+    private readonly db: Db,
+    private readonly order: LockOrder | null = null,
+  ) {}
+
+  async lockDue(
+    batch: { id: string; userId: string },
+    now: Date,
+    taken: number[],
+    limit: number,
+  ): Promise<DueContactRow[]> {
+    takeLock(this.order, 'contacts');
+    const { rows } = await sql<DueContactRow>`
+          select bc.seq, bc.contact_id, bc.phone_number, bc.attempts, bc.timezone, c.name as contact_name,
+                 c.company, c.metadata,
+                 exists (select 1 from suppressions s
+                         where s.user_id = ${batch.userId} and s.phone_number = bc.phone_number) as suppressed
+          from batch_contacts bc join contacts c on c.id = bc.contact_id
+          where bc.batch_id = ${batch.id} and bc.state = 'queued' and bc.next_attempt_at <= ${now}
+            and bc.seq <> all(${taken}::int[])
+          order by bc.next_attempt_at, bc.seq
+          limit ${limit}
+          for update of bc skip locked`.execute(this.db);
+    return rows;
+  }
 
   async dueCount(batchStatuses: readonly string[]): Promise<number> {
     const due = await sql<{ n: number }>`
@@ -116,6 +147,17 @@ export class PgBatchContactsRepo implements BatchContactsRepo {
     on conflict do nothing
     returning state`.execute(this.db);
     return inserted.rows.map((row) => row.state);
+  }
+
+  async anyQueued(batchId: string): Promise<boolean> {
+    const left = await this.db
+      .selectFrom('batch_contacts')
+      .select('seq')
+      .where('batch_id', '=', batchId)
+      .where('state', '=', 'queued')
+      .limit(1)
+      .executeTakeFirst();
+    return left !== undefined;
   }
 
   async anyOpen(batchId: string): Promise<boolean> {

@@ -1,10 +1,12 @@
 import { sql } from 'kysely';
 import type { BatchStatus, CallingWindow } from '../../../domain/batch.js';
 import type {
+  ActiveBatchRow,
   BatchesRepo,
   BatchListRow,
   BatchRow,
   CountedBatch,
+  EndingBatchRow,
   IngestingBatch,
   LockedBatch,
   NewBatch,
@@ -283,5 +285,42 @@ export class PgBatchesRepo implements BatchesRepo {
       .where('id', '=', batchId)
       .returning(COUNTED_COLUMNS)
       .executeTakeFirst();
+  }
+
+  async lockOfCalls(callIds: string[]): Promise<EndingBatchRow[]> {
+    takeLock(this.order, 'batches');
+    const { rows } = await sql<EndingBatchRow>`
+          select b.id, b.status, b.max_attempts, b.no_answer_delay_ms, b.busy_delay_ms, b.webhooks
+          from batches b
+          where b.id in (select batch_id from calls where id = any(${callIds}::text[]) and batch_id is not null)
+          order by b.id
+          for update of b`.execute(this.db);
+    return rows;
+  }
+
+  async startedIn(statuses: readonly BatchStatus[], now: Date, limit: number): Promise<ActiveBatchRow[]> {
+    return (await this.db
+      .selectFrom('batches')
+      .select([
+        'id',
+        'user_id',
+        'agent_id',
+        'status',
+        'priority',
+        'max_calls_per_second',
+        'timezone',
+        'calling_window',
+        sql<boolean>`webhooks->>'onCallEvent' is not null`.as('call_events'),
+      ])
+      .where('status', 'in', statuses)
+      .where((eb) => eb.or([eb('scheduled_start_at', 'is', null), eb('scheduled_start_at', '<=', now)]))
+      .orderBy('priority', 'desc')
+      .orderBy('created_at')
+      .limit(limit)
+      .execute()) as ActiveBatchRow[];
+  }
+
+  statuses(batchIds: string[]): Promise<Array<{ id: string; status: BatchStatus }>> {
+    return this.db.selectFrom('batches').select(['id', 'status']).where('id', 'in', batchIds).execute();
   }
 }

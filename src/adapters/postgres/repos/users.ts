@@ -140,4 +140,19 @@ export class PgUsersRepo implements UsersRepo {
       .executeTakeFirstOrThrow();
     return counted.ongoing;
   }
+
+  async lockOfCalls(callIds: string[]): Promise<void> {
+    takeLock(this.order, 'users');
+    await sql`
+        select id from users
+        where id in (select user_id from calls where id = any(${callIds}::text[]))
+        order by id for update`.execute(this.db);
+  }
+
+  async charge(charges: Array<{ userId: string; minutes: number }>): Promise<void> {
+    await sql`
+          update users u set available_minutes = u.available_minutes - x.minutes
+          from unnest(${charges.map((c) => c.userId)}::text[], ${charges.map((c) => c.minutes)}::int[]) as x(id, minutes)
+          where u.id = x.id`.execute(this.db);
+  }
 }
