@@ -166,7 +166,12 @@ export class AnalysisService {
       if (Number(updated.numUpdatedRows) > 0 && analysis && isOptOut(analysis)) {
         // The callee asked not to be called again: on the list in the transaction that stores the
         // analysis, so no later claim of this number (a retry, another batch) can miss it.
-        await recordOptOut(trx, { userId: row.user_id, phoneNumber: row.phone_number, callId: row.id, now });
+        await recordOptOut(this.deps.legacy.repos(trx), {
+          userId: row.user_id,
+          phoneNumber: row.phone_number,
+          callId: row.id,
+          now,
+        });
       }
       if (Number(updated.numUpdatedRows) === 0) {
         // The summary arrived through the API after the claim: keep it, and still send the webhook.
@@ -180,7 +185,7 @@ export class AnalysisService {
       }
       const url = row.batch_id ? row.webhooks?.onCallComplete : singleCallUrl(row, 'call.completed');
       if (url) {
-        await queueWebhook(trx, {
+        await queueWebhook(this.deps.legacy.repos(trx), {
           userId: row.user_id,
           url,
           payload: await completedPayload(trx, this.links, row.id),
@@ -249,7 +254,12 @@ export class AnalysisService {
         .returning(['summary', 'metric_json'])
         .executeTakeFirst();
       if (row && isOptOut(analysis)) {
-        await recordOptOut(trx, { userId, phoneNumber: call.phone_number, callId, now });
+        await recordOptOut(this.deps.legacy.repos(trx), {
+          userId,
+          phoneNumber: call.phone_number,
+          callId,
+          now,
+        });
       }
       return row;
     });

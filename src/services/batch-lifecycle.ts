@@ -1,5 +1,3 @@
-import { sql } from 'kysely';
-import type { Db } from '../adapters/postgres/database.js';
 import { type BatchStatus, batchRatios, nextStep } from '../domain/batch.js';
 import {
   allContactsFinal,
@@ -12,6 +10,9 @@ import {
 import { isSuccess } from '../domain/call.js';
 import type { BatchCancelledPayload, BatchCompletedPayload, BatchStatusPayload } from '../domain/webhooks.js';
 import type { CallEndedEvent } from '../ports.js';
+import type { ContactMove } from '../store/batch-contacts.js';
+import type { CountedBatch } from '../store/batches.js';
+import type { Repos } from '../store/index.js';
 import { queueWebhook } from './webhooks.js';
 
 /*
@@ -32,7 +33,7 @@ export interface LifecycleBatch {
 
 /** Ingestion queued every contact: ingesting -> scheduled or pending (completed when none is dialable). */
 export async function markIngested(
-  trx: Db,
+  repos: Repos,
   batchId: string,
   startAt: Date | null,
   now: Date,
@@ -41,14 +42,13 @@ export async function markIngested(
     type: 'ingested',
     startsLater: startAt !== null && startAt.getTime() > now.getTime(),
   });
-  const done = await trx
-    .updateTable('batches')
-    .set({ status: next, ingest_lease_until: null, updated_at: now })
-    .where('id', '=', batchId)
-    .where('status', 'in', batchSources('ingested'))
-    .executeTakeFirst();
-  if (Number(done.numUpdatedRows) === 0) return null;
-  return (await finishIfDone(trx, batchId, now)) ? 'completed' : next;
+  const done = await repos.batches.moveStatus(batchId, batchSources('ingested'), {
+    status: next,
+    ingest_lease_until: null,
+    updated_at: now,
+  });
+  if (!done) return null;
+  return (await finishIfDone(repos, batchId, now)) ? 'completed' : next;
 }
 
 /**
@@ -57,21 +57,22 @@ export async function markIngested(
  * onBatchComplete. Returns the contacts removed.
  */
 export async function cancelBatch(
-  trx: Db,
+  repos: Repos,
   batch: LifecycleBatch & { total: number; ingested: number },
   now: Date,
 ): Promise<number> {
   const to = batchTransition(batch.status, { type: 'cancel' });
-  const removed = await cancelQueued(trx, batch.id);
+  const removed = await repos.batchContacts.cancelQueued(batch.id, contactSources('cancel'));
   const notIngested = batch.status === 'ingesting' ? batch.total - batch.ingested : 0;
   const cancelledJobs = removed + notIngested;
-  await trx
-    .updateTable('batches')
-    .set({ status: to, cancelled_jobs: cancelledJobs, completed_at: now, paused_at: null, updated_at: now })
-    .where('id', '=', batch.id)
-    .where('status', 'in', batchSources('cancel'))
-    .execute();
-  await announce(trx, batch, now, {
+  await repos.batches.moveStatus(batch.id, batchSources('cancel'), {
+    status: to,
+    cancelled_jobs: cancelledJobs,
+    completed_at: now,
+    paused_at: null,
+    updated_at: now,
+  });
+  await announce(repos, batch, now, {
     event: 'batch.cancelled',
     batchId: batch.id,
     agentId: batch.agent_id,
@@ -88,30 +89,16 @@ export async function cancelBatch(
  * ingested never will be, and onBatchFailed hears of it. Returns false when it had finished.
  */
 export async function failBatch(
-  trx: Db,
+  repos: Repos,
   batchId: string,
   failure: { code: string; error: string },
   now: Date,
 ): Promise<boolean> {
-  const updated = await trx
-    .updateTable('batches')
-    .set({
-      status: 'failed',
-      error_code: failure.code,
-      error: failure.error,
-      completed_at: now,
-      updated_at: now,
-      paused_at: null,
-      ingest_lease_until: null,
-    })
-    .where('id', '=', batchId)
-    .where('status', 'in', batchSources('fail'))
-    .returning(['user_id', 'agent_id', 'webhooks', 'total', 'ingested'])
-    .executeTakeFirst();
+  const updated = await repos.batches.fail(batchId, batchSources('fail'), failure, now);
   if (!updated) return false;
   const url = updated.webhooks?.onBatchFailed;
   if (url) {
-    await queueWebhook(trx, {
+    await queueWebhook(repos, {
       userId: updated.user_id,
       url,
       payload: {
@@ -126,37 +113,22 @@ export async function failBatch(
       now,
     });
   }
-  const removed = await cancelQueued(trx, batchId);
+  const removed = await repos.batchContacts.cancelQueued(batchId, contactSources('cancel'));
   // Once ingested, `ingested` equals `total`; before, the rest were never queued.
   const neverQueued = updated.total - updated.ingested;
-  await trx
-    .updateTable('batches')
-    .set({ cancelled_jobs: sql`cancelled_jobs + ${removed + neverQueued}` })
-    .where('id', '=', batchId)
-    .execute();
+  await repos.batches.addTo(batchId, 'cancelled_jobs', removed + neverQueued, null);
   return true;
 }
 
-async function cancelQueued(trx: Db, batchId: string): Promise<number> {
-  const removed = await trx
-    .updateTable('batch_contacts')
-    .set({ state: 'cancelled', lease_until: null, window_wait: false })
-    .where('batch_id', '=', batchId)
-    .where('state', 'in', contactSources('cancel'))
-    .executeTakeFirst();
-  return Number(removed.numUpdatedRows);
-}
-
 /** Pauses a batch (the caller checked canBatch(status, 'pause')): no new call starts; calls up finish. */
-export async function pauseBatch(trx: Db, batch: LifecycleBatch, now: Date): Promise<BatchStatus> {
+export async function pauseBatch(repos: Repos, batch: LifecycleBatch, now: Date): Promise<BatchStatus> {
   const to = batchTransition(batch.status, { type: 'pause' });
-  await trx
-    .updateTable('batches')
-    .set({ status: to, paused_at: now, updated_at: now })
-    .where('id', '=', batch.id)
-    .where('status', 'in', batchSources('pause'))
-    .execute();
-  await announce(trx, batch, now, statusPayload(batch, 'batch.paused', to, now));
+  await repos.batches.moveStatus(batch.id, batchSources('pause'), {
+    status: to,
+    paused_at: now,
+    updated_at: now,
+  });
+  await announce(repos, batch, now, statusPayload(batch, 'batch.paused', to, now));
   return to;
 }
 
@@ -165,7 +137,7 @@ export async function pauseBatch(trx: Db, batch: LifecycleBatch, now: Date): Pro
  * or pending as its start time says. Queued contacts keep their times (those past are due now).
  */
 export async function resumeBatch(
-  trx: Db,
+  repos: Repos,
   batch: LifecycleBatch & { started_at: Date | null; scheduled_start_at: Date | null },
   now: Date,
 ): Promise<BatchStatus> {
@@ -174,13 +146,12 @@ export async function resumeBatch(
     started: batch.started_at !== null,
     startsLater: batch.scheduled_start_at !== null && batch.scheduled_start_at.getTime() > now.getTime(),
   });
-  await trx
-    .updateTable('batches')
-    .set({ status: to, paused_at: null, updated_at: now })
-    .where('id', '=', batch.id)
-    .where('status', 'in', batchSources('resume'))
-    .execute();
-  await announce(trx, batch, now, statusPayload(batch, 'batch.resumed', to, now));
+  await repos.batches.moveStatus(batch.id, batchSources('resume'), {
+    status: to,
+    paused_at: null,
+    updated_at: now,
+  });
+  await announce(repos, batch, now, statusPayload(batch, 'batch.resumed', to, now));
   return to;
 }
 
@@ -202,44 +173,32 @@ function statusPayload(
 
 /** A change of the batch's state the user made: to onBatchEvent, else onBatchComplete. */
 async function announce(
-  trx: Db,
+  repos: Repos,
   batch: LifecycleBatch,
   now: Date,
   payload: BatchStatusPayload | BatchCancelledPayload,
 ): Promise<void> {
   const url = batch.webhooks?.onBatchEvent ?? batch.webhooks?.onBatchComplete;
   if (!url) return;
-  await queueWebhook(trx, { userId: batch.user_id, url, payload, batchId: batch.id, now });
+  await queueWebhook(repos, { userId: batch.user_id, url, payload, batchId: batch.id, now });
 }
 
 /** Claimed rows become dialing (one call each) and the batch processing, in two statements. */
 export async function claimContacts(
-  trx: Db,
+  repos: Repos,
   batchId: string,
   claims: Array<{ seq: number; callId: string; leaseUntil: Date }>,
   now: Date,
 ): Promise<void> {
   if (claims.length === 0) return;
-  await sql`
-    update batch_contacts bc set state = 'dialing', attempts = bc.attempts + 1, call_id = x.call_id,
-      lease_until = x.lease, window_wait = false
-    from unnest(${claims.map((c) => c.seq)}::int[], ${claims.map((c) => c.callId)}::text[],
-                ${claims.map((c) => c.leaseUntil.toISOString())}::timestamptz[])
-      as x(seq, call_id, lease)
-    where bc.batch_id = ${batchId} and bc.seq = x.seq and bc.state = any(${contactSources('claim')}::text[])`.execute(
-    trx,
-  );
+  await repos.batchContacts.claim(batchId, claims, contactSources('claim'));
   const to = batchTransition('pending', { type: 'claim' });
-  await trx
-    .updateTable('batches')
-    .set({ status: to, started_at: sql`coalesce(started_at, ${now})`, updated_at: now })
-    .where('id', '=', batchId)
-    .where(
-      'status',
-      'in',
-      batchSources('claim').filter((status) => status !== to),
-    )
-    .execute();
+  await repos.batches.markClaimed(
+    batchId,
+    to,
+    batchSources('claim').filter((status) => status !== to),
+    now,
+  );
 }
 
 /**
@@ -247,62 +206,43 @@ export async function claimContacts(
  * waiting for the window) or a moment when their contact has no other call up.
  */
 export async function deferContacts(
-  trx: Db,
+  repos: Repos,
   batchId: string,
   defers: Array<{ seq: number; at: Date; windowWait: boolean }>,
 ): Promise<void> {
   if (defers.length === 0) return;
-  await sql`
-    update batch_contacts bc set next_attempt_at = x.at, window_wait = x.wait
-    from unnest(${defers.map((d) => d.seq)}::int[], ${defers.map((d) => d.at.toISOString())}::timestamptz[],
-                ${defers.map((d) => d.windowWait)}::boolean[]) as x(seq, at, wait)
-    where bc.batch_id = ${batchId} and bc.seq = x.seq and bc.state = any(${contactSources('defer')}::text[])`.execute(
-    trx,
-  );
+  await repos.batchContacts.defer(batchId, defers, contactSources('defer'));
 }
 
 /**
  * Queued rows whose number is on the user's suppression list: suppressed, never dialed, counted in
  * batches.suppressed. The batch completes when that leaves nothing to dial.
  */
-export async function suppressContacts(trx: Db, batchId: string, seqs: number[], now: Date): Promise<number> {
+export async function suppressContacts(
+  repos: Repos,
+  batchId: string,
+  seqs: number[],
+  now: Date,
+): Promise<number> {
   if (seqs.length === 0) return 0;
-  const moved = await trx
-    .updateTable('batch_contacts')
-    .set({ state: 'suppressed', window_wait: false, lease_until: null })
-    .where('batch_id', '=', batchId)
-    .where('seq', 'in', seqs)
-    .where('state', 'in', contactSources('suppress'))
-    .executeTakeFirst();
-  const count = Number(moved.numUpdatedRows);
+  const count = await repos.batchContacts.suppress(batchId, seqs, contactSources('suppress'));
   if (count === 0) return 0;
-  await trx
-    .updateTable('batches')
-    .set({ suppressed: sql`suppressed + ${count}`, updated_at: now })
-    .where('id', '=', batchId)
-    .execute();
-  await finishIfDone(trx, batchId, now);
+  await repos.batches.addTo(batchId, 'suppressed', count, now);
+  await finishIfDone(repos, batchId, now);
   return count;
 }
 
 /** A claimed row whose call never reached the network goes back to the queue, its attempt given back. */
 export async function returnContact(
-  trx: Db,
+  repos: Repos,
   call: { batchId: string; seq: number; callId: string },
 ): Promise<void> {
-  await trx
-    .updateTable('batch_contacts')
-    .set({ state: 'queued', attempts: sql`attempts - 1`, call_id: null, lease_until: null })
-    .where('batch_id', '=', call.batchId)
-    .where('seq', '=', call.seq)
-    .where('call_id', '=', call.callId)
-    .where('state', 'in', contactSources('return'))
-    .execute();
+  await repos.batchContacts.returnOne(call, contactSources('return'));
 }
 
 /** A chunk's rows, queued or skipped (no consent under requireConsent); returns how many were skipped. */
 export async function queueContacts(
-  trx: Db,
+  repos: Repos,
   chunk: {
     batchId: string;
     rows: Array<{ seq: number; contactId: string; phone: string; timezone: string | null; skipped: boolean }>;
@@ -310,25 +250,10 @@ export async function queueContacts(
   },
 ): Promise<number> {
   if (chunk.rows.length === 0) return 0;
-  const { rows } = chunk;
   // A row already there (a resumed chunk) is left as it is and not counted again.
-  const inserted = await sql<{ state: string }>`
-    insert into batch_contacts (batch_id, seq, contact_id, phone_number, state, next_attempt_at, timezone)
-    select ${chunk.batchId}, x.seq, x.contact_id, x.phone, case when x.skipped then 'skipped' else 'queued' end,
-           ${chunk.dueAt}, x.tz
-    from unnest(${rows.map((r) => r.seq)}::int[], ${rows.map((r) => r.contactId)}::text[],
-                ${rows.map((r) => r.phone)}::text[], ${rows.map((r) => r.timezone)}::text[],
-                ${rows.map((r) => r.skipped)}::boolean[]) as x(seq, contact_id, phone, tz, skipped)
-    on conflict do nothing
-    returning state`.execute(trx);
-  const skipped = inserted.rows.filter((row) => row.state === 'skipped').length;
-  if (skipped > 0) {
-    await trx
-      .updateTable('batches')
-      .set({ skipped: sql`skipped + ${skipped}` })
-      .where('id', '=', chunk.batchId)
-      .execute();
-  }
+  const inserted = await repos.batchContacts.queue(chunk);
+  const skipped = inserted.filter((state) => state === 'skipped').length;
+  if (skipped > 0) await repos.batches.addTo(chunk.batchId, 'skipped', skipped, null);
   return skipped;
 }
 
@@ -337,14 +262,12 @@ export async function queueContacts(
  * whether it completed.
  */
 export async function finishIfDone(
-  trx: Db,
+  repos: Repos,
   batchId: string,
   now: Date,
   counted?: CountedBatch,
 ): Promise<boolean> {
-  const row =
-    counted ??
-    (await trx.selectFrom('batches').select(COUNTED_COLUMNS).where('id', '=', batchId).executeTakeFirst());
+  const row = counted ?? (await repos.batches.counted(batchId));
   if (!row || !canBatch(row.status, 'finish')) return false;
   if (
     !allContactsFinal({
@@ -357,24 +280,17 @@ export async function finishIfDone(
   )
     return false;
   // Contacts still dialing or queued (a row counted final by mistake) keep the batch open.
-  const open = await trx
-    .selectFrom('batch_contacts')
-    .select('seq')
-    .where('batch_id', '=', batchId)
-    .where('state', 'in', ['queued', 'dialing'])
-    .limit(1)
-    .executeTakeFirst();
-  if (open) return false;
+  if (await repos.batchContacts.anyOpen(batchId)) return false;
   const to = batchTransition(row.status, { type: 'finish' });
-  await trx
-    .updateTable('batches')
-    .set({ status: to, completed_at: now, paused_at: null, updated_at: now })
-    .where('id', '=', batchId)
-    .where('status', 'in', batchSources('finish'))
-    .execute();
+  await repos.batches.moveStatus(batchId, batchSources('finish'), {
+    status: to,
+    completed_at: now,
+    paused_at: null,
+    updated_at: now,
+  });
   const url = row.webhooks?.onBatchComplete;
   if (url) {
-    await queueWebhook(trx, {
+    await queueWebhook(repos, {
       userId: row.user_id,
       url,
       payload: completedPayload(row, now),
@@ -385,40 +301,7 @@ export async function finishIfDone(
   return true;
 }
 
-const COUNTED_COLUMNS = [
-  'id',
-  'status',
-  'total',
-  'processed',
-  'succeeded',
-  'failed',
-  'cancelled_jobs',
-  'suppressed',
-  'skipped',
-  'user_id',
-  'agent_id',
-  'webhooks',
-  'created_at',
-  'started_at',
-] as const;
-
-/** A batch's counters as finishIfDone reads them. */
-export interface CountedBatch {
-  id: string;
-  status: BatchStatus;
-  total: number;
-  processed: number;
-  succeeded: number;
-  failed: number;
-  cancelled_jobs: number;
-  suppressed: number;
-  skipped: number;
-  user_id: string;
-  agent_id: string;
-  webhooks: Record<string, string> | null;
-  created_at: Date;
-  started_at: Date | null;
-}
+export type { CountedBatch };
 
 function completedPayload(
   batch: {
@@ -471,21 +354,14 @@ export interface EndingBatch {
  * paused batch still queues retries: they wait for its resume.
  */
 export async function advanceBatchContacts(
-  trx: Db,
+  repos: Repos,
   batches: EndingBatch[],
   rows: Array<{ id: string; batch_id: string | null; batch_seq: number | null; attempt: number }>,
   events: Map<string, CallEndedEvent>,
   now: Date,
 ): Promise<CountedBatch[]> {
   const byId = new Map(batches.map((batch) => [batch.id, batch]));
-  const moves: Array<{
-    batchId: string;
-    seq: number;
-    callId: string;
-    retry: boolean;
-    nextAt: Date | null;
-    outcome: string;
-  }> = [];
+  const moves: ContactMove[] = [];
   for (const row of rows) {
     const batch = row.batch_id ? byId.get(row.batch_id) : undefined;
     const event = events.get(row.id);
@@ -508,22 +384,10 @@ export async function advanceBatchContacts(
   }
   if (moves.length === 0) return [];
   // retry and end both leave `dialing` (contactSources('retry') equals contactSources('end')).
-  const moved = await sql<{ batch_id: string; call_id: string }>`
-    update batch_contacts bc set
-      state = case when x.retry then 'queued' else 'done' end,
-      outcome = x.outcome, lease_until = null,
-      next_attempt_at = coalesce(x.next_at::timestamptz, bc.next_attempt_at)
-    from unnest(
-      ${moves.map((m) => m.batchId)}::text[], ${moves.map((m) => m.seq)}::int[], ${moves.map((m) => m.callId)}::text[],
-      ${moves.map((m) => m.retry)}::boolean[], ${moves.map((m) => m.nextAt?.toISOString() ?? null)}::text[],
-      ${moves.map((m) => m.outcome)}::text[]
-    ) as x(batch_id, seq, call_id, retry, next_at, outcome)
-    where bc.batch_id = x.batch_id and bc.seq = x.seq and bc.state = any(${contactSources('end')}::text[])
-      and bc.call_id = x.call_id
-    returning bc.batch_id, bc.call_id`.execute(trx);
+  const moved = await repos.batchContacts.advance(moves, contactSources('end'));
   const finished = new Map<string, { processed: number; succeeded: number }>();
   const moveByCall = new Map(moves.map((move) => [move.callId, move]));
-  for (const row of moved.rows) {
+  for (const row of moved) {
     const move = moveByCall.get(row.call_id);
     if (!move || move.retry) continue;
     const tally = finished.get(row.batch_id) ?? { processed: 0, succeeded: 0 };
@@ -533,18 +397,8 @@ export async function advanceBatchContacts(
   }
   const counted: CountedBatch[] = [];
   for (const [batchId, tally] of finished) {
-    const row = await trx
-      .updateTable('batches')
-      .set({
-        processed: sql`processed + ${tally.processed}`,
-        succeeded: sql`succeeded + ${tally.succeeded}`,
-        failed: sql`failed + ${tally.processed - tally.succeeded}`,
-        updated_at: now,
-      })
-      .where('id', '=', batchId)
-      .returning(COUNTED_COLUMNS)
-      .executeTakeFirst();
-    if (row) counted.push(row as CountedBatch);
+    const row = await repos.batches.addOutcomes(batchId, tally, now);
+    if (row) counted.push(row);
   }
   return counted;
 }

@@ -1,4 +1,3 @@
-import type { Db } from '../adapters/postgres/database.js';
 import type { CallingWindow } from '../domain/batch.js';
 import {
   type BatchStatus,
@@ -14,6 +13,7 @@ import { type BatchContactInput, distinctContacts } from '../domain/contacts.js'
 import { AppError, fieldError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { representableInstant } from '../domain/input.js';
+import type { Repos } from '../store/index.js';
 import { cancelBatch, failBatch, pauseBatch, resumeBatch } from './batch-lifecycle.js';
 import type { Deps } from './deps.js';
 import { assertWebhookUrls } from './webhooks.js';
@@ -163,16 +163,16 @@ export class BatchService {
     input: BatchCreateInput,
     rawBody: string,
     /** Runs in the transaction that records the batch (the Idempotency-Key's record). */
-    onCommit?: (trx: Db, accepted: BatchAccepted) => Promise<void>,
+    onCommit?: (repos: Repos, accepted: BatchAccepted) => Promise<void>,
   ): Promise<BatchAccepted>;
   async accept(userId: string, input: BatchCreateInput, rawBody: null): Promise<null>;
   async accept(
     userId: string,
     input: BatchCreateInput,
     rawBody: string | null,
-    onCommit?: (trx: Db, accepted: BatchAccepted) => Promise<void>,
+    onCommit?: (repos: Repos, accepted: BatchAccepted) => Promise<void>,
   ): Promise<BatchAccepted | null> {
-    const { store, legacy, config, clock } = this.deps;
+    const { store, config, clock } = this.deps;
     const name = batchName(input.name);
     const options = input.options ?? {};
     const timezone = options.timezone ?? 'UTC';
@@ -273,7 +273,7 @@ export class BatchService {
         updated_at: now,
       });
       await repos.batchPayloads.insert(batchId, rawBody);
-      await onCommit?.(legacy.executor(repos), accepted);
+      await onCommit?.(repos, accepted);
     });
 
     this.ingestStarter?.(batchId, distinct);
@@ -285,7 +285,7 @@ export class BatchService {
    * ingested are never queued); calls already up finish and are recorded.
    */
   async cancel(userId: string, batchId: string) {
-    const { store, legacy, clock } = this.deps;
+    const { store, clock } = this.deps;
     return store.tx(async (repos) => {
       const batch = await repos.batches.lockForUser(userId, batchId);
       if (!batch) throw new AppError('NOT_FOUND');
@@ -295,7 +295,7 @@ export class BatchService {
           `Batch ${batchId} is ${batch.status} and cannot be cancelled`,
         );
       }
-      const cancelledJobs = await cancelBatch(legacy.executor(repos), batch, clock.now());
+      const cancelledJobs = await cancelBatch(repos, batch, clock.now());
       await repos.batchPayloads.delete(batchId);
       return {
         success: true as const,
@@ -326,7 +326,7 @@ export class BatchService {
     batchId: string,
     event: 'pause' | 'resume',
   ): Promise<BatchStateChange> {
-    const { store, legacy, clock } = this.deps;
+    const { store, clock } = this.deps;
     return store.tx(async (repos): Promise<BatchStateChange> => {
       const batch = await repos.batches.lockForUser(userId, batchId);
       if (!batch) throw new AppError('NOT_FOUND');
@@ -341,9 +341,8 @@ export class BatchService {
           : new AppError('BATCH_NOT_PAUSED', `Batch ${batchId} is ${batch.status}, not paused`);
       }
       const now = clock.now();
-      const trx = legacy.executor(repos);
       const status = (
-        event === 'pause' ? await pauseBatch(trx, batch, now) : await resumeBatch(trx, batch, now)
+        event === 'pause' ? await pauseBatch(repos, batch, now) : await resumeBatch(repos, batch, now)
       ) as BatchStateChange['status'];
       return {
         success: true as const,
@@ -366,13 +365,12 @@ export class BatchService {
     code: string,
     error: string,
     /** Checked first, in the failing transaction: the batch fails only when it holds. */
-    stillHolds?: (trx: Db) => Promise<boolean>,
+    stillHolds?: (repos: Repos) => Promise<boolean>,
   ): Promise<boolean> {
-    const { store, legacy, clock } = this.deps;
+    const { store, clock } = this.deps;
     return store.tx(async (repos) => {
-      const trx = legacy.executor(repos);
-      if (stillHolds && !(await stillHolds(trx))) return false;
-      if (!(await failBatch(trx, batchId, { code, error }, clock.now()))) return false;
+      if (stillHolds && !(await stillHolds(repos))) return false;
+      if (!(await failBatch(repos, batchId, { code, error }, clock.now()))) return false;
       await repos.batchPayloads.delete(batchId);
       return true;
     });

@@ -1,20 +1,9 @@
 import type { Logger } from 'pino';
-import type { CallStatus } from '../domain/call.js';
 import type { CallEndedEvent } from '../ports.js';
+import type { EndedCall } from '../store/calls.js';
 
 /** A call as its end left it: what the live view and the metrics show of it. */
-export interface EndedCall {
-  id: string;
-  user_id: string;
-  agent_id: string;
-  contact_id: string;
-  batch_id: string | null;
-  status: CallStatus;
-  phone_number: string;
-  error: string | null;
-  duration: number | null;
-  created_at: Date;
-}
+export type { EndedCall };
 
 /**
  * What happens to a call, as its owners announce it once it is stored. Each reaction is a named

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../adapters/postgres/database.js';
 import { AppError } from '../domain/errors.js';
+import type { Repos } from '../store/index.js';
 import type { Deps } from './deps.js';
 
 /** A key answers with its first response for 24 h (Stripe's and the IETF draft's span); then it is free. */
@@ -41,7 +41,7 @@ export class IdempotencyClaim {
   private completed = false;
 
   constructor(
-    private readonly deps: Pick<Deps, 'store' | 'legacy'>,
+    private readonly deps: Pick<Deps, 'store'>,
     readonly userId: string,
     readonly key: string,
     private readonly token: Date,
@@ -52,8 +52,7 @@ export class IdempotencyClaim {
    * both commit or neither does. Throws (and so rolls the transaction back) when the key is no
    * longer this request's.
    */
-  async complete(trx: Db, response: StoredResponse & { resourceId: string }): Promise<void> {
-    const repos = this.deps.legacy.repos(trx);
+  async complete(repos: Repos, response: StoredResponse & { resourceId: string }): Promise<void> {
     if (!(await repos.idempotencyKeys.complete(this.userId, this.key, this.token, response))) {
       throw inUse(this.key);
     }
@@ -81,7 +80,7 @@ const inUse = (key: string) =>
 
 /** Idempotency-Key records, per user, on POST /api/v1/call/dial and POST /api/v1/batch. */
 export class IdempotencyService {
-  constructor(private readonly deps: Pick<Deps, 'store' | 'legacy' | 'clock'>) {}
+  constructor(private readonly deps: Pick<Deps, 'store' | 'clock'>) {}
 
   /**
    * Claims `key` for a request, or says what it answers instead: the stored response (same body,

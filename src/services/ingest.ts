@@ -107,7 +107,7 @@ export class BatchIngester {
   }
 
   private async ingest(batchId: string, preparsed?: BatchContactInput[]): Promise<void> {
-    const { store, legacy, clock } = this.deps;
+    const { store, clock } = this.deps;
     // PGlite runs in this thread and its promises resolve without yielding to I/O: give the event
     // loop a turn first (so the 202 goes out now) and between chunks (so the API stays responsive).
     await yieldToEventLoop();
@@ -138,7 +138,7 @@ export class BatchIngester {
         // The batch row lock orders this chunk against a cancel: after a cancel nothing more is queued.
         if ((await repos.batches.lockStatus(batchId)) !== 'ingesting') return false;
         const now = clock.now();
-        await queueContacts(legacy.executor(repos), {
+        await queueContacts(repos, {
           batchId,
           rows: chunk.map((contact, index) => ({
             seq: from + index,
@@ -164,7 +164,7 @@ export class BatchIngester {
       await yieldToEventLoop();
     }
     await store.tx(async (repos) => {
-      const next = await markIngested(legacy.executor(repos), batchId, startAt, clock.now());
+      const next = await markIngested(repos, batchId, startAt, clock.now());
       if (next) await repos.batchPayloads.delete(batchId);
     });
     this.deps.logger.info({ batchId, contacts: contacts.length }, 'batch ingested');

@@ -78,7 +78,7 @@ export type ContactSchemaCheck = (contact: unknown) => ContactProblem[] | null;
  */
 export class BatchPreflight {
   constructor(
-    private readonly deps: Pick<Deps, 'store' | 'legacy' | 'config' | 'clock'>,
+    private readonly deps: Pick<Deps, 'store' | 'config' | 'clock'>,
     private readonly batches: Pick<BatchService, 'accept'>,
   ) {}
 
@@ -165,8 +165,7 @@ export class BatchPreflight {
     const found = new Set<string>();
     for (let start = 0; start < phones.length; start += SUPPRESSION_LOOKUP) {
       const slice = phones.slice(start, start + SUPPRESSION_LOOKUP);
-      for (const phone of await suppressedAmong(this.deps.legacy.executor(this.deps.store), userId, slice))
-        found.add(phone);
+      for (const phone of await suppressedAmong(this.deps.store, userId, slice)) found.add(phone);
       await nextTurn();
     }
     return found;

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
-import type { Db } from '../adapters/postgres/database.js';
 import { AppError } from '../domain/errors.js';
 import { E164_MESSAGE, normalizeE164 } from '../domain/phone.js';
+import type { Repos } from '../store/index.js';
+import type { SuppressionRow } from '../store/suppressions.js';
 import type { Deps } from './deps.js';
 
 /** The reason an opt-out heard on a call is stored with (issue 15). */
@@ -14,13 +14,6 @@ export interface Suppression {
   /** The call the callee asked not to be called again on (opt-outs); null when added by hand. */
   sourceCallId: string | null;
   createdAt: string;
-}
-
-interface SuppressionRow {
-  phone_number: string;
-  reason: string | null;
-  source_call_id: string | null;
-  created_at: Date;
 }
 
 function view(row: SuppressionRow): Suppression {
@@ -52,24 +45,18 @@ export function suppressionNumber(
  * Whether `phoneNumber` (E.164) is on the user's list. Takes the caller's transaction, so a dial
  * decides on the list as it stands when the dial intent is recorded.
  */
-export async function isSuppressed(db: Db, userId: string, phoneNumber: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('suppressions')
-    .select('phone_number')
-    .where('user_id', '=', userId)
-    .where('phone_number', '=', phoneNumber)
-    .executeTakeFirst();
-  return row !== undefined;
+export function isSuppressed(repos: Repos, userId: string, phoneNumber: string): Promise<boolean> {
+  return repos.suppressions.has(userId, phoneNumber);
 }
 
 /** Which of `phoneNumbers` (E.164) are on the user's list: one statement for any number of them (preflight). */
-export async function suppressedAmong(db: Db, userId: string, phoneNumbers: string[]): Promise<Set<string>> {
+export async function suppressedAmong(
+  repos: Repos,
+  userId: string,
+  phoneNumbers: string[],
+): Promise<Set<string>> {
   if (phoneNumbers.length === 0) return new Set();
-  const rows = await sql<{ phone_number: string }>`
-    select s.phone_number from suppressions s
-    join unnest(${phoneNumbers}::text[]) as n(phone_number) on n.phone_number = s.phone_number
-    where s.user_id = ${userId}`.execute(db);
-  return new Set(rows.rows.map((row) => row.phone_number));
+  return new Set(await repos.suppressions.among(userId, phoneNumbers));
 }
 
 /**
@@ -78,20 +65,16 @@ export async function suppressedAmong(db: Db, userId: string, phoneNumbers: stri
  * date stand).
  */
 export async function recordOptOut(
-  db: Db,
+  repos: Repos,
   entry: { userId: string; phoneNumber: string; callId: string; now: Date },
 ): Promise<void> {
-  await db
-    .insertInto('suppressions')
-    .values({
-      user_id: entry.userId,
-      phone_number: entry.phoneNumber,
-      reason: OPT_OUT_REASON,
-      source_call_id: entry.callId,
-      created_at: entry.now,
-    })
-    .onConflict((oc) => oc.columns(['user_id', 'phone_number']).doNothing())
-    .execute();
+  await repos.suppressions.addIfAbsent({
+    userId: entry.userId,
+    phoneNumber: entry.phoneNumber,
+    reason: OPT_OUT_REASON,
+    sourceCallId: entry.callId,
+    now: entry.now,
+  });
 }
 
 /**
@@ -116,7 +99,7 @@ function decodeCursor(cursor: string): { micros: string; phoneNumber: string } {
 
 /** The per-user suppression list: `POST|GET /api/v1/suppressions`, `DELETE /api/v1/suppressions/{phoneNumber}`. */
 export class SuppressionService {
-  constructor(private readonly deps: Pick<Deps, 'db' | 'clock'>) {}
+  constructor(private readonly deps: Pick<Deps, 'store' | 'clock'>) {}
 
   /**
    * Adds a number. `created` is false when it was already on the list: the stored record is
@@ -127,26 +110,17 @@ export class SuppressionService {
     input: { phoneNumber: string; reason?: string | undefined },
   ): Promise<{ created: boolean; suppression: Suppression }> {
     const phoneNumber = suppressionNumber(input.phoneNumber);
-    const { db, clock } = this.deps;
-    const inserted = await db
-      .insertInto('suppressions')
-      .values({
-        user_id: userId,
-        phone_number: phoneNumber,
-        reason: input.reason ?? null,
-        source_call_id: null,
-        created_at: clock.now(),
-      })
-      .onConflict((oc) => oc.columns(['user_id', 'phone_number']).doNothing())
-      .returning(['phone_number', 'reason', 'source_call_id', 'created_at'])
-      .executeTakeFirst();
+    const { store, clock } = this.deps;
+    const inserted = await store.suppressions.addIfAbsent({
+      userId,
+      phoneNumber,
+      reason: input.reason ?? null,
+      sourceCallId: null,
+      now: clock.now(),
+    });
     if (inserted) return { created: true, suppression: view(inserted) };
-    const existing = await db
-      .selectFrom('suppressions')
-      .select(['phone_number', 'reason', 'source_call_id', 'created_at'])
-      .where('user_id', '=', userId)
-      .where('phone_number', '=', phoneNumber)
-      .executeTakeFirstOrThrow();
+    const existing = await store.suppressions.get(userId, phoneNumber);
+    if (!existing) throw new Error(`Suppression ${phoneNumber} vanished`);
     return { created: false, suppression: view(existing) };
   }
 
@@ -156,21 +130,7 @@ export class SuppressionService {
     page: { limit: number; cursor?: string | undefined },
   ): Promise<{ items: Suppression[]; nextCursor: string | null }> {
     const after = page.cursor ? decodeCursor(page.cursor) : null;
-    // Ordered as the index suppressions_user_idx reads: newest first, then by number.
-    const boundary = after
-      ? sql`and (s.created_at < ${sql.raw("timestamptz 'epoch'")} + ${after.micros}::bigint * interval '1 microsecond'
-             or (s.created_at = ${sql.raw("timestamptz 'epoch'")} + ${after.micros}::bigint * interval '1 microsecond'
-                 and s.phone_number > ${after.phoneNumber}))`
-      : sql``;
-    const rows = (
-      await sql<SuppressionRow & { micros: string }>`
-        select s.phone_number, s.reason, s.source_call_id, s.created_at,
-               ((extract(epoch from s.created_at) * 1000000)::numeric(30, 0))::text as micros
-        from suppressions s
-        where s.user_id = ${userId} ${boundary}
-        order by s.created_at desc, s.phone_number
-        limit ${page.limit + 1}`.execute(this.deps.db)
-    ).rows;
+    const rows = await this.deps.store.suppressions.page(userId, after, page.limit + 1);
     const items = rows.slice(0, page.limit);
     const last = items.at(-1);
     return {
@@ -182,11 +142,6 @@ export class SuppressionService {
   /** Removes a number; 404 when it is not on the user's list. */
   async remove(userId: string, rawNumber: string): Promise<void> {
     const phoneNumber = suppressionNumber(rawNumber, 'phoneNumber', 'INVALID_PARAMETER');
-    const deleted = await this.deps.db
-      .deleteFrom('suppressions')
-      .where('user_id', '=', userId)
-      .where('phone_number', '=', phoneNumber)
-      .executeTakeFirst();
-    if (Number(deleted.numDeletedRows) === 0) throw new AppError('NOT_FOUND');
+    if (!(await this.deps.store.suppressions.remove(userId, phoneNumber))) throw new AppError('NOT_FOUND');
   }
 }

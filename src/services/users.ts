@@ -103,7 +103,7 @@ export class UserService {
    * rule), read in one statement without a lock: a view, not a decision.
    */
   async account(userId: string): Promise<AccountView> {
-    const load = await callLoad(this.deps.db, userId, { lock: false });
+    const load = await callLoad(this.deps.store, userId, { lock: false });
     if (!load) throw new AppError('NOT_FOUND', 'User not found');
     return {
       userId,

@@ -1,7 +1,7 @@
-import type { Db } from '../adapters/postgres/database.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { WebhookEvent, WebhookPayload } from '../domain/webhooks.js';
+import type { Repos } from '../store/index.js';
 import type { DeliveryRow, WebhookDeliveryStatus } from '../store/webhook-deliveries.js';
 import { checkWebhookUrl } from '../webhooks/address-guard.js';
 import type { Deps } from './deps.js';
@@ -20,24 +20,18 @@ export interface QueuedWebhook {
  * Writes one delivery to the outbox. Call it inside the transaction that makes the change the
  * event reports: both commit together or neither does.
  */
-export async function queueWebhook(trx: Db, webhook: QueuedWebhook): Promise<string> {
+export async function queueWebhook(repos: Repos, webhook: QueuedWebhook): Promise<string> {
   const id = newId('dlv', webhook.now.getTime());
-  await trx
-    .insertInto('webhook_deliveries')
-    .values({
-      id,
-      user_id: webhook.userId,
-      event: webhook.payload.event,
-      url: webhook.url,
-      body: JSON.stringify(webhook.payload),
-      batch_id: webhook.batchId ?? null,
-      call_id: webhook.callId ?? null,
-      status: 'pending',
-      next_attempt_at: webhook.now,
-      created_at: webhook.now,
-      updated_at: webhook.now,
-    })
-    .execute();
+  await repos.webhookDeliveries.queue({
+    id,
+    userId: webhook.userId,
+    event: webhook.payload.event,
+    url: webhook.url,
+    body: JSON.stringify(webhook.payload),
+    batchId: webhook.batchId ?? null,
+    callId: webhook.callId ?? null,
+    now: webhook.now,
+  });
   return id;
 }
 

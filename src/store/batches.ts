@@ -147,4 +147,87 @@ export interface BatchesRepo {
   ): Promise<BatchListRow[]>;
   /** The id and created_at of a user's batch (a page's cursor). */
   position(userId: string, batchId: string): Promise<{ id: string; created_at: Date } | undefined>;
+  /**
+   * Moves the batch to `change.status` if it is in one of `from` (the statuses the event may
+   * leave), setting the columns given: whether it moved.
+   */
+  moveStatus(batchId: string, from: readonly BatchStatus[], change: StatusChange): Promise<boolean>;
+  /** Fails the batch if it is in one of `from`: the columns its failure needs, or undefined. */
+  fail(
+    batchId: string,
+    from: readonly BatchStatus[],
+    failure: { code: string; error: string },
+    now: Date,
+  ): Promise<Pick<BatchRow, 'user_id' | 'agent_id' | 'webhooks' | 'total' | 'ingested'> | undefined>;
+  /** Adds `n` to one of the batch's counters (and sets updated_at when `now` is given). */
+  addTo(
+    batchId: string,
+    counter: 'cancelled_jobs' | 'suppressed' | 'skipped',
+    n: number,
+    now: Date | null,
+  ): Promise<void>;
+  /** The batch becomes `to` (from one of `from`) and its start time is kept or set to `now`. */
+  markClaimed(batchId: string, to: BatchStatus, from: readonly BatchStatus[], now: Date): Promise<void>;
+  /** The batch's counters as finishIfDone reads them. */
+  counted(batchId: string): Promise<CountedBatch | undefined>;
+  /** Counts contacts that finished (`processed`, of which `succeeded`): the new counters. */
+  addOutcomes(
+    batchId: string,
+    tally: { processed: number; succeeded: number },
+    now: Date,
+  ): Promise<CountedBatch | undefined>;
+  /** Locks the batches of these calls (in id order) and reads what their calls' ends depend on. */
+  lockOfCalls(callIds: string[]): Promise<EndingBatchRow[]>;
+  /**
+   * Up to `limit` batches in one of `statuses` whose start time has come, highest priority first,
+   * then oldest.
+   */
+  startedIn(statuses: readonly BatchStatus[], now: Date, limit: number): Promise<ActiveBatchRow[]>;
+  /** The status of each of these batches that exists. */
+  statuses(batchIds: string[]): Promise<Array<{ id: string; status: BatchStatus }>>;
 }
+
+/** A batch the dispatcher serves, as its pass reads it. */
+export type ActiveBatchRow = Pick<
+  BatchRow,
+  'id' | 'user_id' | 'agent_id' | 'status' | 'priority' | 'max_calls_per_second' | 'timezone'
+> & {
+  calling_window: unknown;
+  /** Whether the batch's onCallEvent listens for its calls' progress (call.started, call.answered). */
+  call_events: boolean;
+};
+
+/** A batch row as a group of call ends holds it locked. */
+export type EndingBatchRow = Pick<
+  BatchRow,
+  'id' | 'status' | 'max_attempts' | 'no_answer_delay_ms' | 'busy_delay_ms' | 'webhooks'
+>;
+
+/** The columns a change of a batch's status sets besides it. */
+export interface StatusChange {
+  status: BatchStatus;
+  cancelled_jobs?: number;
+  completed_at?: Date;
+  paused_at?: Date | null;
+  ingest_lease_until?: null;
+  updated_at: Date;
+}
+
+/** A batch's counters as finishIfDone reads them. */
+export type CountedBatch = Pick<
+  BatchRow,
+  | 'id'
+  | 'status'
+  | 'total'
+  | 'processed'
+  | 'succeeded'
+  | 'failed'
+  | 'cancelled_jobs'
+  | 'suppressed'
+  | 'skipped'
+  | 'user_id'
+  | 'agent_id'
+  | 'webhooks'
+  | 'created_at'
+  | 'started_at'
+>;

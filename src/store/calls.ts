@@ -46,6 +46,89 @@ export interface CallDetailRow {
   batch_name: string | null;
 }
 
+/** A call row as a single or web call is opened: ONGOING. */
+export interface NewCallRow {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  contact_id: string;
+  phone_number: string;
+  attempt: number;
+  provider: string;
+  channel: CallChannel;
+  status_callback_url: string | null;
+  status_callback_events: string[] | null;
+  variables: Record<string, string> | null;
+  created_at: Date;
+  answered_at: Date | null;
+}
+
+/** A batch contact's claimed call as it is opened, ONGOING from its slot. */
+export interface NewBatchCallRow {
+  callId: string;
+  contactId: string;
+  phoneNumber: string;
+  /** The batch contact's attempt: its earlier attempts in the batch + 1. */
+  attempt: number;
+  seq: number;
+  /** Its slot: the call row's start until it is sent. */
+  startAt: Date;
+}
+
+/** A call's end as it is written (the JSON columns as text, the numbers as given). */
+export interface CallEndWrite {
+  id: string;
+  status: string;
+  duration: number;
+  answeredAt: Date | null;
+  endedAt: Date;
+  error: string | null;
+  transcription: string;
+  charge: number;
+  /** 'pending' when the call awaits its analysis. */
+  analysis: 'pending' | null;
+  sipCode: number | null;
+  endedReason: string | null;
+  turns: string | null;
+  toolCalls: string | null;
+}
+
+/** A call as its end left it. */
+export interface EndedCall {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  contact_id: string;
+  batch_id: string | null;
+  status: CallStatus;
+  phone_number: string;
+  error: string | null;
+  duration: number | null;
+  created_at: Date;
+}
+
+/** A call as the end's update returns it. */
+export interface EndedCallRow extends EndedCall {
+  status_callback_url: string | null;
+  status_callback_events: string[] | null;
+  batch_seq: number | null;
+  attempt: number;
+  minutes_charged: number;
+}
+
+/** A call whose progress event goes out, with where to. */
+export interface ProgressTarget {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  contact_id: string;
+  batch_id: string | null;
+  phone_number: string;
+  created_at: Date;
+  contact_name: string;
+  url: string;
+}
+
 /** The calls table, as far as the services converted so far read it (issue 23 moves the rest). */
 export interface CallsRepo {
   /** The call's user. */
@@ -69,4 +152,29 @@ export interface CallsRepo {
   /** The user's batch's latest 25 calls, with their summary, intent and whether they have a transcript. */
   latestOfBatchForUser(userId: string, batchId: string): Promise<LatestCallRow[]>;
   detailForUser(userId: string, callId: string): Promise<CallDetailRow | undefined>;
+  /**
+   * Of these calls, those whose `event` (call.started or call.answered) has somewhere to go and has
+   * not been queued yet: the batch's onCallEvent, or a single call's statusCallBackUrl when its
+   * statusCallBackEvents ask for it (`url`).
+   */
+  progressTargets(callIds: string[], event: string): Promise<ProgressTarget[]>;
+  /** The contact's call in progress, if any. */
+  ongoingOfContact(contactId: string): Promise<string | undefined>;
+  /** How many calls the contact has had. */
+  countOfContact(contactId: string): Promise<number>;
+  insert(call: NewCallRow): Promise<void>;
+  /**
+   * Opens a batch's claimed calls; a contact with a call up already gets none (the unique index
+   * on a contact's ONGOING call): the ids of the calls opened.
+   */
+  insertBatchCalls(
+    batch: { id: string; userId: string; agentId: string },
+    calls: NewBatchCallRow[],
+    provider: string,
+    now: Date,
+  ): Promise<string[]>;
+  /** Applies ends to calls still ONGOING, in one statement: the calls ended. */
+  end(ends: CallEndWrite[], now: Date): Promise<EndedCallRow[]>;
+  /** Removes the call if it is still ONGOING: whether it did. */
+  deleteOngoing(callId: string): Promise<boolean>;
 }

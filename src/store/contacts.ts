@@ -14,6 +14,21 @@ export interface ContactWrite {
   consent?: ConsentRecord | undefined;
 }
 
+/** A contacts row. */
+export interface ContactRow {
+  id: string;
+  user_id: string;
+  phone_number: string;
+  name: string;
+  email: string | null;
+  company: string | null;
+  metadata: Record<string, unknown>;
+  timezone: string | null;
+  consent: ConsentRecord | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
 export interface ContactsRepo {
   /** Which of these ids are contacts of the user's. */
   idsOfUser(userId: string, ids: string[]): Promise<string[]>;
@@ -27,4 +42,16 @@ export interface ContactsRepo {
     userId: string,
     contacts: Array<ContactWrite & { id: string }>,
   ): Promise<Array<{ id: string; phone_number: string }>>;
+  getForUser(userId: string, contactId: string): Promise<ContactRow | undefined>;
+  /**
+   * A single dial's contact: inserted (with `id`) or, for a number the user already has, updated
+   * with the details given (a field given replaces the stored one, even by null; metadata merges).
+   */
+  upsertForDial(userId: string, contact: ContactWrite & { id: string }, now: Date): Promise<ContactRow>;
+  /** The user's one contact for web calls, created on first use (touched after). */
+  upsertWebContact(
+    userId: string,
+    contact: { id: string; phoneNumber: string; name: string },
+    now: Date,
+  ): Promise<{ id: string; name: string; phone_number: string }>;
 }

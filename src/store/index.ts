@@ -4,12 +4,14 @@ import type { BatchPayloadsRepo } from './batch-payloads.js';
 import type { BatchesRepo } from './batches.js';
 import type { CallsRepo } from './calls.js';
 import type { ContactsRepo } from './contacts.js';
+import type { DialsRepo } from './dials.js';
 import type { IdempotencyKeysRepo } from './idempotency-keys.js';
 import type { KeysRepo } from './keys.js';
 import type { LocksRepo } from './locks.js';
 import type { SealedColumnsRepo } from './sealed-columns.js';
 import type { SessionsRepo } from './sessions.js';
 import type { SipTrunksRepo } from './sip-trunks.js';
+import type { SuppressionsRepo } from './suppressions.js';
 import type { UsersRepo } from './users.js';
 import type { WebhookDeliveriesRepo } from './webhook-deliveries.js';
 
@@ -32,6 +34,8 @@ export interface Repos {
   calls: CallsRepo;
   batchContacts: BatchContactsRepo;
   idempotencyKeys: IdempotencyKeysRepo;
+  suppressions: SuppressionsRepo;
+  dials: DialsRepo;
   locks: LocksRepo;
 }
 

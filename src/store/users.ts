@@ -50,4 +50,19 @@ export interface UsersRepo {
   webhookSecretsOf(userIds: string[]): Promise<Array<StoredWebhookSecrets & { id: string }>>;
   /** The current secret becomes the previous one, as sealed; false when there is no such user. */
   rotateWebhookSecret(userId: string, sealedSecret: string, now: Date): Promise<boolean>;
+  /**
+   * The user's balance, limit and calls in progress, in one statement and without a lock (an
+   * estimate); undefined when there is no such user.
+   */
+  loadEstimate(
+    userId: string,
+  ): Promise<{ available_minutes: number; max_concurrent_calls: number; ongoing: number } | undefined>;
+  /** Locks the user's row (in a transaction: LOCK_ORDER) and reads its balance and limit. */
+  lockLoad(userId: string): Promise<{ available_minutes: number; max_concurrent_calls: number } | undefined>;
+  /** The user's calls in progress, counted from the calls table. */
+  ongoingCalls(userId: string): Promise<number>;
+  /** Locks the users of these calls, in id order (LOCK_ORDER: after their batches). */
+  lockOfCalls(callIds: string[]): Promise<void>;
+  /** Takes minutes from each user's balance, in one statement. */
+  charge(charges: Array<{ userId: string; minutes: number }>): Promise<void>;
 }

@@ -19,6 +19,18 @@ export interface DeliveryRow {
   next_attempt_at: Date;
 }
 
+/** A delivery as it is queued: pending, due at `now`. */
+export interface NewDelivery {
+  id: string;
+  userId: string;
+  event: string;
+  url: string;
+  body: string;
+  batchId: string | null;
+  callId: string | null;
+  now: Date;
+}
+
 /** A delivery a sender has claimed for an attempt (`attempts` counts this one). */
 export interface ClaimedDelivery {
   id: string;
@@ -62,4 +74,6 @@ export interface WebhookDeliveriesRepo {
   claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]>;
   /** Writes attempts' results in one statement; a row only changes if it is still at its attempt. */
   recordOutcomes(outcomes: DeliveryOutcome[], now: Date): Promise<void>;
+  /** Writes one pending delivery, due at `now`. */
+  queue(delivery: NewDelivery): Promise<void>;
 }

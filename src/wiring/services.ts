@@ -100,7 +100,14 @@ export function buildServices(
   voice.provider.onCallEnded(async (event) => {
     await lifecycle.finish(event);
   });
-  subscribeCallReactions(events, reactions, { live, liveControl, dispatcher, metrics: deps.metrics, links });
+  subscribeCallReactions(events, reactions, {
+    live,
+    liveControl,
+    dispatcher,
+    metrics: deps.metrics,
+    links,
+    legacy: deps.legacy,
+  });
   const batchReads = new BatchReads(deps, callReads);
   const services: RuntimeServices = {
     keys: new KeyService(deps),

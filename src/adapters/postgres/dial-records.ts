@@ -3,7 +3,9 @@ import os from 'node:os';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { CallEndedEvent, DialRecord, DialRecords, DialState } from '../../ports.js';
+import type { CallProgress, CallProgressSink } from '../../store/dials.js';
 import type { Db } from './database.js';
+import { transactionRepos } from './store.js';
 
 /**
  * A process's lease runs this long and is renewed every third of it: a worker that dies is seen
@@ -17,18 +19,7 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 /** Most sends written in one statement. */
 const SENDS_PER_GROUP = 500;
 
-/** A step of a call on its way: it went out (`started`) or was answered. */
-export interface CallProgress {
-  kind: 'started' | 'answered';
-  callId: string;
-  at: Date;
-}
-
-/**
- * Hears of each step inside the transaction that records it (the call events queue their
- * webhooks there: an event is written if and only if its step is).
- */
-export type CallProgressSink = (trx: Db, changes: CallProgress[]) => Promise<void>;
+export type { CallProgress, CallProgressSink };
 
 /** The columns a dial record is read from, with its owner's heartbeat. */
 export const DIAL_RECORD_COLUMNS = sql`d.call_id as dial_call_id, d.owner as dial_owner,
@@ -263,7 +254,7 @@ export class DbDialRecords implements DialRecords {
       )
       select call_id, sent_at from sent`.execute(trx);
       await progress?.(
-        trx,
+        transactionRepos(trx),
         rows.rows.map((row) => ({ kind: 'started', callId: row.call_id, at: new Date(row.sent_at) })),
       );
       return rows.rows;
@@ -289,7 +280,7 @@ export class DbDialRecords implements DialRecords {
         update dials set answered_at = ${at}
         where call_id = ${callId} and owner = ${this.owner} and answered_at is null
         returning call_id`.execute(trx);
-      if (marked.rows.length > 0) await progress?.(trx, [{ kind: 'answered', callId, at }]);
+      if (marked.rows.length > 0) await progress?.(transactionRepos(trx), [{ kind: 'answered', callId, at }]);
     };
     await (progress ? this.db.transaction().execute(mark) : mark(this.db));
   }

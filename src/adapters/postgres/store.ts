@@ -8,12 +8,14 @@ import { PgBatchPayloadsRepo } from './repos/batch-payloads.js';
 import { PgBatchesRepo } from './repos/batches.js';
 import { PgCallsRepo } from './repos/calls.js';
 import { PgContactsRepo } from './repos/contacts.js';
+import { PgDialsRepo } from './repos/dials.js';
 import { PgIdempotencyKeysRepo } from './repos/idempotency-keys.js';
 import { PgKeysRepo } from './repos/keys.js';
 import { LockOrder, PgLocksRepo } from './repos/locks.js';
 import { PgSealedColumnsRepo } from './repos/sealed-columns.js';
 import { PgSessionsRepo } from './repos/sessions.js';
 import { PgSipTrunksRepo } from './repos/sip-trunks.js';
+import { PgSuppressionsRepo } from './repos/suppressions.js';
 import { PgUsersRepo } from './repos/users.js';
 import { PgWebhookDeliveriesRepo } from './repos/webhook-deliveries.js';
 
@@ -22,7 +24,7 @@ const executors = new WeakMap<Repos, Db>();
 
 function buildRepos(db: Db, order: LockOrder | null): Repos {
   const repos: Repos = {
-    users: new PgUsersRepo(db),
+    users: new PgUsersRepo(db, order),
     keys: new PgKeysRepo(db),
     sessions: new PgSessionsRepo(db),
     agents: new PgAgentsRepo(db),
@@ -33,8 +35,10 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
     batchPayloads: new PgBatchPayloadsRepo(db),
     contacts: new PgContactsRepo(db),
     calls: new PgCallsRepo(db),
-    batchContacts: new PgBatchContactsRepo(db),
+    batchContacts: new PgBatchContactsRepo(db, order),
     idempotencyKeys: new PgIdempotencyKeysRepo(db),
+    suppressions: new PgSuppressionsRepo(db),
+    dials: new PgDialsRepo(db),
     locks: new PgLocksRepo(db, order),
   };
   executors.set(repos, db);
@@ -78,5 +82,10 @@ export const legacyBridge: LegacyBridge = {
     if (!db) throw new Error('These repositories are not the PostgreSQL store');
     return db;
   },
-  repos: (db) => buildRepos(db, new LockOrder()),
+  repos: (db) => transactionRepos(db),
 };
+
+/** The repositories over a transaction the caller holds (`trx`), with a lock order of their own. */
+export function transactionRepos(trx: Db): Repos {
+  return buildRepos(trx, new LockOrder());
+}

@@ -1,5 +1,3 @@
-import { sql } from 'kysely';
-import { type Db, json } from '../../adapters/postgres/database.js';
 import { dialVariables } from '../../domain/agent-call.js';
 import { dialAllowance, MINUTES_RESERVED_PER_CALL, type UserCallLoad } from '../../domain/allowance.js';
 import type { ConsentRecord } from '../../domain/batch.js';
@@ -10,6 +8,7 @@ import { newId } from '../../domain/ids.js';
 import { E164_MESSAGE, normalizeE164 } from '../../domain/phone.js';
 import { type CallEvent, singleCallWantsProgress } from '../../domain/webhooks.js';
 import type { DialRequest } from '../../ports.js';
+import type { Repos } from '../../store/index.js';
 import { callLoad } from '../call-load.js';
 import type { Deps } from '../deps.js';
 import type { CallEventBus } from '../events.js';
@@ -55,7 +54,7 @@ export class CallIntake {
   constructor(
     private readonly deps: Pick<
       Deps,
-      'db' | 'config' | 'clock' | 'provider' | 'dials' | 'logger' | 'metrics'
+      'store' | 'config' | 'clock' | 'provider' | 'dials' | 'logger' | 'metrics'
     >,
     private readonly lifecycle: CallLifecycle,
     private readonly events: CallEventBus,
@@ -70,9 +69,9 @@ export class CallIntake {
     userId: string,
     input: DialInput,
     /** Runs in the transaction that records the dial intent (the Idempotency-Key's record). */
-    onCommit?: (trx: Db, result: DialResult) => Promise<void>,
+    onCommit?: (repos: Repos, result: DialResult) => Promise<void>,
   ): Promise<DialResult> {
-    const { db } = this.deps;
+    const { store } = this.deps;
     assertWebhookUrls({ statusCallBackUrl: input.statusCallBackUrl }, this.deps.config.webhookAllowPrivate);
     const agent = await this.activeAgent(userId, input.agentConfigId);
     const dialAgent = agentForDial(agent);
@@ -83,21 +82,21 @@ export class CallIntake {
     let attempt = 1;
     const providerName = this.deps.provider.nameFor(dialAgent);
     try {
-      ({ contact, attempt } = await db.transaction().execute(async (trx) => {
+      ({ contact, attempt } = await store.tx(async (repos) => {
         // Credit and concurrency are decided under the user's row lock, in the transaction that
         // records the dial intent, so two dials in any processes never both take the last place.
-        assertMayDial(await callLoad(trx, userId, { lock: true }));
-        const resolved = await this.resolveContact(trx, userId, input);
+        assertMayDial(await callLoad(repos, userId, { lock: true }));
+        const resolved = await this.resolveContact(repos, userId, input);
         // A number on the user's suppression list is never dialed; throwing here rolls back the
         // contact upsert too, so the refusal stores nothing and charges nothing.
-        if (await isSuppressed(trx, userId, resolved.phone_number)) {
+        if (await isSuppressed(repos, userId, resolved.phone_number)) {
           throw new AppError(
             'NUMBER_SUPPRESSED',
             `${resolved.phone_number} is on your suppression list; remove it (DELETE /api/v1/suppressions/{phoneNumber}) to call it`,
           );
         }
         contactId = resolved.id;
-        const attemptNumber = await this.lifecycle.open(trx, {
+        const attemptNumber = await this.lifecycle.open(repos, {
           callId,
           userId,
           agentId: agent.id,
@@ -112,19 +111,14 @@ export class CallIntake {
             input.statusCallBackUrl && input.statusCallBackEvents ? input.statusCallBackEvents : null,
           variables: input.variables ?? null,
         });
-        await onCommit?.(trx, dialResult(callId, resolved.id));
+        await onCommit?.(repos, dialResult(callId, resolved.id));
         return { contact: resolved, attempt: attemptNumber };
       }));
     } catch (error) {
       if (!isUniqueViolation(error) || contactId === null) throw error;
-      const ongoing = await db
-        .selectFrom('calls')
-        .select('id')
-        .where('contact_id', '=', contactId)
-        .where('status', '=', 'ONGOING')
-        .executeTakeFirst();
+      const ongoing = await store.calls.ongoingOfContact(contactId);
       throw new AppError('CALL_IN_PROGRESS', 'A call is already in progress for this contact', {
-        callId: ongoing?.id ?? null,
+        callId: ongoing ?? null,
       });
     }
 
@@ -176,20 +170,14 @@ export class CallIntake {
     let contact: WebContact;
     let attempt: number;
     try {
-      ({ contact, attempt } = await this.deps.db.transaction().execute(async (trx) => {
-        assertMayDial(await callLoad(trx, userId, { lock: true }));
-        const browser = await trx
-          .insertInto('contacts')
-          .values({
-            id: newId('cnt'),
-            user_id: userId,
-            phone_number: WEB_CONTACT.phoneNumber,
-            name: WEB_CONTACT.name,
-          })
-          .onConflict((oc) => oc.columns(['user_id', 'phone_number']).doUpdateSet({ updated_at: now }))
-          .returning(['id', 'name', 'phone_number'])
-          .executeTakeFirstOrThrow();
-        const attemptNumber = await this.lifecycle.open(trx, {
+      ({ contact, attempt } = await this.deps.store.tx(async (repos) => {
+        assertMayDial(await callLoad(repos, userId, { lock: true }));
+        const browser = await repos.contacts.upsertWebContact(
+          userId,
+          { id: newId('cnt'), phoneNumber: WEB_CONTACT.phoneNumber, name: WEB_CONTACT.name },
+          now,
+        );
+        const attemptNumber = await this.lifecycle.open(repos, {
           callId,
           userId,
           agentId: agent.id,
@@ -233,30 +221,20 @@ export class CallIntake {
 
   /** The user's agent, active; AGENT_NOT_FOUND otherwise (someone else's agent is not told apart). */
   private async activeAgent(userId: string, agentId: string) {
-    const agent = await this.deps.db
-      .selectFrom('agents')
-      .selectAll()
-      .where('id', '=', agentId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+    const agent = await this.deps.store.agents.getForUser(userId, agentId);
     if (!agent?.is_active) {
       throw new AppError('AGENT_NOT_FOUND', `Agent ${agentId} does not exist, is inactive or is not yours`);
     }
     return agent;
   }
 
-  private async resolveContact(db: Db, userId: string, input: DialInput) {
+  private async resolveContact(repos: Repos, userId: string, input: DialInput) {
     const to = input.to === undefined ? undefined : normalizeE164(input.to);
     if (input.to !== undefined && !to) {
       throw new AppError('INVALID_REQUEST', `to ${E164_MESSAGE}`, { fieldErrors: { to: [E164_MESSAGE] } });
     }
     if (input.contactId) {
-      const contact = await db
-        .selectFrom('contacts')
-        .selectAll()
-        .where('id', '=', input.contactId)
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
+      const contact = await repos.contacts.getForUser(userId, input.contactId);
       if (!contact) throw new AppError('NOT_FOUND', 'Contact not found');
       if (to && to !== contact.phone_number) {
         throw new AppError('INVALID_REQUEST', "to does not match the contact's phone number", {
@@ -279,34 +257,19 @@ export class CallIntake {
         fieldErrors: { [field]: [consentProblem.message] },
       });
     }
-    // One statement creates the contact or updates it with the details given, and always returns it.
-    return db
-      .insertInto('contacts')
-      .values({
+    return repos.contacts.upsertForDial(
+      userId,
+      {
         id: newId('cnt'),
-        user_id: userId,
-        phone_number: to,
-        name: details.name ?? 'Unknown',
-        email: details.email ?? null,
-        company: details.company ?? null,
-        metadata: json(details.metadata ?? {}),
-        consent: json(details.consent ? normalizeConsent(details.consent) : null),
-      })
-      .onConflict((oc) =>
-        oc.columns(['user_id', 'phone_number']).doUpdateSet((eb) => ({
-          name: details.name !== undefined ? eb.ref('excluded.name') : eb.ref('contacts.name'),
-          email: details.email !== undefined ? eb.ref('excluded.email') : eb.ref('contacts.email'),
-          company: details.company !== undefined ? eb.ref('excluded.company') : eb.ref('contacts.company'),
-          metadata:
-            details.metadata !== undefined
-              ? sql`contacts.metadata || excluded.metadata`
-              : eb.ref('contacts.metadata'),
-          consent: details.consent !== undefined ? eb.ref('excluded.consent') : eb.ref('contacts.consent'),
-          updated_at: now,
-        })),
-      )
-      .returningAll()
-      .executeTakeFirstOrThrow();
+        phoneNumber: to,
+        name: details.name,
+        email: details.email,
+        company: details.company,
+        metadata: details.metadata,
+        consent: details.consent ? normalizeConsent(details.consent) : undefined,
+      },
+      now,
+    );
   }
 }
 

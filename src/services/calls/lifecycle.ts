@@ -1,13 +1,13 @@
-import { sql } from 'kysely';
-import { type Db, json } from '../../adapters/postgres/database.js';
-import { openAnsweredDial, openDials, returnDial } from '../../adapters/postgres/dial-records.js';
 import { minutesToCharge } from '../../domain/billing.js';
 import { awaitsAnalysis, type CallChannel } from '../../domain/call.js';
 import type { CallEvent } from '../../domain/webhooks.js';
 import type { CallEndedEvent } from '../../ports.js';
-import { type EndingBatch, returnContact } from '../batch-lifecycle.js';
+import type { EndingBatchRow } from '../../store/batches.js';
+import type { EndedCallRow, NewBatchCallRow } from '../../store/calls.js';
+import type { Repos } from '../../store/index.js';
+import { returnContact } from '../batch-lifecycle.js';
 import type { Deps } from '../deps.js';
-import type { CallEventBus, EndedCall, TransactionBus } from '../events.js';
+import type { CallEventBus, TransactionBus } from '../events.js';
 
 /** A single or web call to open: every call outside a batch starts in this shape. */
 export interface NewCall {
@@ -25,33 +25,17 @@ export interface NewCall {
 }
 
 /** A batch contact's claimed call to open (the dispatcher's claim). */
-export interface NewBatchCall {
-  callId: string;
-  contactId: string;
-  phoneNumber: string;
-  /** The batch contact's attempt: its earlier attempts in the batch + 1. */
-  attempt: number;
-  seq: number;
-  /** Its slot: the call row's start until it is sent. */
-  startAt: Date;
-}
+export type NewBatchCall = NewBatchCallRow;
 
-/** A call as the end's update returns it. */
-export interface EndedCallRow extends EndedCall {
-  status_callback_url: string | null;
-  status_callback_events: string[] | null;
-  batch_seq: number | null;
-  attempt: number;
-  minutes_charged: number;
-}
+export type { EndedCallRow };
 
 /** A batch of calls ending together, locked, with what its contacts' next step depends on. */
-export type EndingCallsBatch = EndingBatch & { webhooks: Record<string, string> | null };
+export type EndingCallsBatch = EndingBatchRow;
 
 /** Calls' ends applied in one transaction, for the reactions that are part of it. */
 export interface EndingCalls {
-  /** The transaction applying the ends: the reactions write in it. */
-  tx: Db;
+  /** The repositories of the transaction applying the ends: the reactions write in it. */
+  tx: Repos;
   /** The calls these ends changed, as they are now. */
   rows: EndedCallRow[];
   events: Map<string, CallEndedEvent>;
@@ -82,7 +66,7 @@ export class CallLifecycle {
   private applyingEndings = false;
 
   constructor(
-    private readonly deps: Pick<Deps, 'db' | 'clock' | 'dials' | 'logger' | 'metrics'>,
+    private readonly deps: Pick<Deps, 'store' | 'clock' | 'dials' | 'logger' | 'metrics'>,
     private readonly events: CallEventBus,
     private readonly reactions: TransactionBus<CallTransactionEvents>,
   ) {}
@@ -93,11 +77,11 @@ export class CallLifecycle {
    * the provider; a web call's is sent and answered at once, as its browser is on the line already.
    * Returns the call's attempt number.
    */
-  async open(trx: Db, call: NewCall): Promise<number> {
-    const attempt = await this.insertCall(trx, call);
+  async open(repos: Repos, call: NewCall): Promise<number> {
+    const attempt = await this.insertCall(repos, call);
     const record = { callId: call.callId, provider: call.provider };
-    if (call.answeredAt) await openAnsweredDial(trx, this.deps.dials.owner, record, call.now);
-    else await openDials(trx, this.deps.dials.owner, [record], call.now);
+    if (call.answeredAt) await repos.dials.openAnswered(this.deps.dials.owner, record, call.now);
+    else await repos.dials.open(this.deps.dials.owner, [record], call.now);
     return attempt;
   }
 
@@ -107,24 +91,14 @@ export class CallLifecycle {
    * single dial) gets none: the ids of the calls opened are returned.
    */
   async openBatchCalls(
-    trx: Db,
+    repos: Repos,
     batch: { id: string; userId: string; agentId: string },
     calls: NewBatchCall[],
     provider: string,
     now: Date,
   ): Promise<Set<string>> {
-    const inserted = await sql<{ id: string }>`
-      insert into calls (id, user_id, agent_id, contact_id, batch_id, batch_seq, status, phone_number, attempt, provider, created_at, updated_at)
-      select x.id, ${batch.userId}, ${batch.agentId}, x.contact_id, ${batch.id}, x.seq, 'ONGOING', x.phone, x.attempt, ${provider}, x.start_at, ${now}
-      from unnest(${calls.map((c) => c.callId)}::text[], ${calls.map((c) => c.contactId)}::text[],
-                  ${calls.map((c) => c.phoneNumber)}::text[], ${calls.map((c) => c.attempt)}::int[],
-                  ${calls.map((c) => c.startAt.toISOString())}::timestamptz[], ${calls.map((c) => c.seq)}::int[])
-        as x(id, contact_id, phone, attempt, start_at, seq)
-      on conflict (contact_id) where status = 'ONGOING' do nothing
-      returning id`.execute(trx);
-    const opened = new Set(inserted.rows.map((row) => row.id));
-    await openDials(
-      trx,
+    const opened = new Set(await repos.calls.insertBatchCalls(batch, calls, provider, now));
+    await repos.dials.open(
       this.deps.dials.owner,
       calls.filter((call) => opened.has(call.callId)).map((call) => ({ callId: call.callId, provider })),
       now,
@@ -136,39 +110,23 @@ export class CallLifecycle {
    * Writes a new call row (status ONGOING) in the caller's transaction, the one shape every call
    * starts in (a dial, a web call); returns its attempt number (1 for a contact's first call).
    */
-  private async insertCall(trx: Db, call: NewCall): Promise<number> {
-    const earlier = await trx
-      .selectFrom('calls')
-      .select(sql<number>`count(*)::int`.as('n'))
-      .where('contact_id', '=', call.contact.id)
-      .executeTakeFirstOrThrow();
-    const attempt = earlier.n + 1;
-    await trx
-      .insertInto('calls')
-      .values({
-        id: call.callId,
-        user_id: call.userId,
-        agent_id: call.agentId,
-        contact_id: call.contact.id,
-        batch_id: null,
-        status: 'ONGOING',
-        phone_number: call.contact.phone_number,
-        attempt,
-        provider: call.provider,
-        channel: call.channel,
-        error: null,
-        duration: null,
-        transcription: json(null),
-        summary: null,
-        metric_json: json(null),
-        status_callback_url: call.statusCallBackUrl,
-        status_callback_events: json(call.statusCallBackEvents),
-        ...(call.variables ? { variables: json(call.variables) } : {}),
-        created_at: call.now,
-        answered_at: call.answeredAt,
-        ended_at: null,
-      })
-      .execute();
+  private async insertCall(repos: Repos, call: NewCall): Promise<number> {
+    const attempt = (await repos.calls.countOfContact(call.contact.id)) + 1;
+    await repos.calls.insert({
+      id: call.callId,
+      user_id: call.userId,
+      agent_id: call.agentId,
+      contact_id: call.contact.id,
+      phone_number: call.contact.phone_number,
+      attempt,
+      provider: call.provider,
+      channel: call.channel,
+      status_callback_url: call.statusCallBackUrl,
+      status_callback_events: call.statusCallBackEvents,
+      variables: call.variables,
+      created_at: call.now,
+      answered_at: call.answeredAt,
+    });
     return attempt;
   }
 
@@ -232,70 +190,47 @@ export class CallLifecycle {
 
   /** Several calls' ends in one transaction; returns, per event, the call it ended (null: none). */
   private async finishGroup(events: CallEndedEvent[]): Promise<Array<EndedCallRow | null>> {
-    const { db, clock } = this.deps;
+    const { store, clock } = this.deps;
     const first = new Map<string, number>();
     events.forEach((event, index) => {
       if (!first.has(event.callId)) first.set(event.callId, index);
     });
     const unique = [...first.values()].map((index) => events[index] as CallEndedEvent);
     const ids = unique.map((event) => event.callId);
-    const done = await db.transaction().execute(async (trx) => {
-      // The same lock order as a single end: the batch rows first (in id order, so two groups
-      // never wait on each other in a circle), then the users whose minutes change, then the calls.
-      const batches = (
-        await sql<EndingCallsBatch>`
-          select b.id, b.status, b.max_attempts, b.no_answer_delay_ms, b.busy_delay_ms, b.webhooks
-          from batches b
-          where b.id in (select batch_id from calls where id = any(${ids}::text[]) and batch_id is not null)
-          order by b.id
-          for update of b`.execute(trx)
-      ).rows;
-      await sql`
-        select id from users
-        where id in (select user_id from calls where id = any(${ids}::text[]))
-        order by id for update`.execute(trx);
+    const done = await store.tx(async (repos) => {
+      // The same lock order as a single end (LOCK_ORDER): the batch rows first (in id order, so two
+      // groups never wait on each other in a circle), then the users whose minutes change, then the calls.
+      const batches = await repos.batches.lockOfCalls(ids);
+      await repos.users.lockOfCalls(ids);
       const now = clock.now();
-      const rows = (
-        await sql<EndedCallRow>`
-          update calls c set
-            status = x.status, duration = x.duration::int, answered_at = x.answered_at::timestamptz,
-            ended_at = x.ended_at::timestamptz, error = x.error, transcription = x.transcription::jsonb,
-            minutes_charged = x.charge::int, updated_at = ${now}, analysis_status = x.analysis,
-            sip_code = x.sip_code::int, ended_reason = x.ended_reason, turns = x.turns::jsonb,
-            tool_calls = x.tool_calls::jsonb,
-            analysis_due_at = case when x.analysis is null then null else ${now}::timestamptz end
-          from unnest(
-            ${ids}::text[], ${unique.map((e) => e.status)}::text[], ${unique.map((e) => String(e.duration))}::text[],
-            ${unique.map((e) => e.answeredAt?.toISOString() ?? null)}::text[], ${unique.map((e) => e.endedAt.toISOString())}::text[],
-            ${unique.map((e) => e.error)}::text[], ${unique.map((e) => JSON.stringify(e.transcription))}::text[],
-            ${unique.map((e) => String(minutesToCharge(e.status, e.duration)))}::text[],
-            ${unique.map((e) => (awaitsAnalysis(e) ? 'pending' : null))}::text[],
-            ${unique.map((e) => (e.sipCode == null ? null : String(e.sipCode)))}::text[],
-            ${unique.map((e) => e.endedReason ?? null)}::text[],
-            ${unique.map((e) => (e.turns ? JSON.stringify(e.turns) : null))}::text[],
-            ${unique.map((e) => (e.toolCalls ? JSON.stringify(e.toolCalls) : null))}::text[]
-          ) as x(id, status, duration, answered_at, ended_at, error, transcription, charge, analysis, sip_code,
-                 ended_reason, turns, tool_calls)
-          where c.id = x.id and c.status = 'ONGOING'
-          returning c.id, c.user_id, c.agent_id, c.contact_id, c.batch_id, c.status, c.phone_number, c.error,
-                    c.duration, c.created_at, c.status_callback_url, c.status_callback_events, c.batch_seq, c.attempt, c.minutes_charged`.execute(
-          trx,
-        )
-      ).rows;
+      const rows = await repos.calls.end(
+        unique.map((e) => ({
+          id: e.callId,
+          status: e.status,
+          duration: e.duration,
+          answeredAt: e.answeredAt,
+          endedAt: e.endedAt,
+          error: e.error,
+          transcription: JSON.stringify(e.transcription),
+          charge: minutesToCharge(e.status, e.duration),
+          analysis: awaitsAnalysis(e) ? 'pending' : null,
+          sipCode: e.sipCode ?? null,
+          endedReason: e.endedReason ?? null,
+          turns: e.turns ? JSON.stringify(e.turns) : null,
+          toolCalls: e.toolCalls ? JSON.stringify(e.toolCalls) : null,
+        })),
+        now,
+      );
       if (rows.length === 0) return rows;
       const charges = new Map<string, number>();
       for (const row of rows) charges.set(row.user_id, (charges.get(row.user_id) ?? 0) + row.minutes_charged);
       const charged = [...charges].filter(([, minutes]) => minutes > 0);
-      if (charged.length > 0) {
-        await sql`
-          update users u set available_minutes = u.available_minutes - x.minutes
-          from unnest(${charged.map(([id]) => id)}::text[], ${charged.map(([, m]) => m)}::int[]) as x(id, minutes)
-          where u.id = x.id`.execute(trx);
-      }
+      if (charged.length > 0)
+        await repos.users.charge(charged.map(([userId, minutes]) => ({ userId, minutes })));
       // The reactions that are part of the end (wiring/subscribers.ts): the outbox's
       // call.completed, the batch contacts and the batch's completion, in this transaction.
       await this.reactions.run('calls.ending', {
-        tx: trx,
+        tx: repos,
         rows,
         events: new Map(unique.map((event) => [event.callId, event])),
         batches,
@@ -319,20 +254,14 @@ export class CallLifecycle {
     call: { callId: string; batchId: string; seq: number },
     owner: string | null,
   ): Promise<boolean> {
-    return this.deps.db
-      .transaction()
-      .execute(async (trx) => {
-        // Lock order everywhere: the batch row first, then its contacts, then calls.
-        await trx.selectFrom('batches').select('id').where('id', '=', call.batchId).forUpdate().execute();
-        const removed = await trx
-          .deleteFrom('calls')
-          .where('id', '=', call.callId)
-          .where('status', '=', 'ONGOING')
-          .executeTakeFirst();
-        if (Number(removed.numDeletedRows) === 0) return false;
+    return this.deps.store
+      .tx(async (repos) => {
+        // LOCK_ORDER: the batch row first, then its contacts, then calls.
+        await repos.locks.lockBatch([call.batchId]);
+        if (!(await repos.calls.deleteOngoing(call.callId))) return false;
         // The call row goes only with a record still waiting; otherwise the delete is undone.
-        if (!(await returnDial(trx, call.callId, owner))) throw new NotReturned();
-        await returnContact(trx, call);
+        if (!(await repos.dials.returnDial(call.callId, owner))) throw new NotReturned();
+        await returnContact(repos, call);
         return true;
       })
       .catch((error: unknown) => {

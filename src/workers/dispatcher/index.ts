@@ -1,8 +1,5 @@
-import { sql } from 'kysely';
-import type { Db } from '../../adapters/postgres/database.js';
 import { dialVariables } from '../../domain/agent-call.js';
 import { dialAllowance, outOfMinutes } from '../../domain/allowance.js';
-import type { BatchStatus } from '../../domain/batch.js';
 import { ACTIVE_BATCH_STATUSES, isActiveBatch } from '../../domain/batch-lifecycle.js';
 import { failedDialEnd } from '../../domain/call.js';
 import { nextCallableAt, windowFromRow } from '../../domain/calling-window.js';
@@ -15,6 +12,9 @@ import { agentForDial } from '../../services/calls/intake.js';
 import type { CallLifecycle } from '../../services/calls/lifecycle.js';
 import type { LiveView } from '../../services/calls/live-view.js';
 import type { Deps } from '../../services/deps.js';
+import type { DueContactRow } from '../../store/batch-contacts.js';
+import type { ActiveBatchRow } from '../../store/batches.js';
+import type { Repos } from '../../store/index.js';
 
 export interface DispatcherOptions {
   deps: Deps;
@@ -30,18 +30,7 @@ export interface DispatcherOptions {
   tickMs?: number;
 }
 
-interface ActiveBatch {
-  id: string;
-  user_id: string;
-  agent_id: string;
-  status: BatchStatus;
-  priority: number;
-  max_calls_per_second: number;
-  timezone: string;
-  calling_window: unknown;
-  /** Whether the batch's onCallEvent listens for its calls' progress (call.started, call.answered). */
-  call_events: boolean;
-}
+type ActiveBatch = ActiveBatchRow;
 
 /** What a pass may still claim for one user, shared by the user's batches in that pass. */
 interface Allowance {
@@ -49,21 +38,7 @@ interface Allowance {
   outOfMinutes: boolean;
 }
 
-interface ClaimedRow {
-  seq: number;
-  contact_id: string;
-  phone_number: string;
-  attempts: number;
-  contact_name: string;
-  company: string | null;
-  metadata: Record<string, unknown> | null;
-}
-
-/** A due row as the claim gate reads it: its zone, and whether its number is suppressed. */
-interface DueRow extends ClaimedRow {
-  timezone: string | null;
-  suppressed: boolean;
-}
+type ClaimedRow = Omit<DueContactRow, 'timezone' | 'suppressed'>;
 
 /**
  * After a claimed slot time, how long a dialing row is left alone before recovery asks the
@@ -132,25 +107,7 @@ export class Dispatcher {
     let capacity = this.options.maxConcurrentCalls - this.inFlight.size;
     if (capacity <= 0) return 0;
     const now = deps.clock.now();
-    const batches = (await deps.db
-      .selectFrom('batches')
-      .select([
-        'id',
-        'user_id',
-        'agent_id',
-        'status',
-        'priority',
-        'max_calls_per_second',
-        'timezone',
-        'calling_window',
-        sql<boolean>`webhooks->>'onCallEvent' is not null`.as('call_events'),
-      ])
-      .where('status', 'in', ACTIVE_BATCH_STATUSES)
-      .where((eb) => eb.or([eb('scheduled_start_at', 'is', null), eb('scheduled_start_at', '<=', now)]))
-      .orderBy('priority', 'desc')
-      .orderBy('created_at')
-      .limit(200)
-      .execute()) as ActiveBatch[];
+    const batches = await deps.store.batches.startedIn(ACTIVE_BATCH_STATUSES, now, 200);
     await this.withdrawStopped(batches);
     // Batches are served in priority order, a few at a time: each one costs a few round trips
     // (credit, limiter, claim), and serving them one by one would make a pass over many batches
@@ -257,11 +214,7 @@ export class Dispatcher {
       (id) => !serving.has(id),
     );
     if (missing.length === 0) return;
-    const rows = await this.options.deps.db
-      .selectFrom('batches')
-      .select(['id', 'status'])
-      .where('id', 'in', missing)
-      .execute();
+    const rows = await this.options.deps.store.batches.statuses(missing);
     const stopped = new Set(rows.filter((row) => row.status === 'paused').map((row) => row.id));
     if (stopped.size === 0) return;
     for (const [callId, entry] of [...this.pending.entries()]) {
@@ -278,7 +231,7 @@ export class Dispatcher {
   }
 
   private async allowance(userId: string): Promise<Allowance> {
-    const load = await callLoad(this.options.deps.db, userId, { lock: false });
+    const load = await callLoad(this.options.deps.store, userId, { lock: false });
     if (!load) return { calls: 0, outOfMinutes: false };
     return { calls: dialAllowance(load).calls, outOfMinutes: outOfMinutes(load) };
   }
@@ -294,18 +247,11 @@ export class Dispatcher {
       batch.id,
       'INSUFFICIENT_CREDITS',
       'The account ran out of call minutes; the remaining contacts were not dialed',
-      async (trx) => {
-        await trx.selectFrom('batches').select('id').where('id', '=', batch.id).forUpdate().execute();
-        const load = await callLoad(trx, batch.user_id, { lock: true });
+      async (repos) => {
+        await repos.locks.lockBatch([batch.id]);
+        const load = await callLoad(repos, batch.user_id, { lock: true });
         if (!load || !outOfMinutes(load)) return false;
-        const left = await trx
-          .selectFrom('batch_contacts')
-          .select('seq')
-          .where('batch_id', '=', batch.id)
-          .where('state', '=', 'queued')
-          .limit(1)
-          .executeTakeFirst();
-        return left !== undefined;
+        return repos.batchContacts.anyQueued(batch.id);
       },
     );
     if (failed) this.options.deps.logger.warn({ batchId: batch.id }, 'batch failed: out of call minutes');
@@ -320,22 +266,17 @@ export class Dispatcher {
     const now = deps.clock.now();
     const agent = await this.agent(batch.agent_id);
     const provider = deps.provider.nameFor(agent);
-    const claimed = await deps.db.transaction().execute(async (trx) => {
-      // Lock order everywhere: the batch row first, then its user, then its contacts, then calls.
+    const claimed = await deps.store.tx(async (repos) => {
+      // LOCK_ORDER: the batch row first, then its user, then its contacts, then calls.
       // Holding the batch row also means a cancel or a failure that committed before us is seen here.
-      const current = await trx
-        .selectFrom('batches')
-        .select('status')
-        .where('id', '=', batch.id)
-        .forUpdate()
-        .executeTakeFirst();
-      if (!current || !isActiveBatch(current.status)) return [];
+      const current = await repos.batches.lockStatus(batch.id);
+      if (!current || !isActiveBatch(current)) return [];
       // Then the user's row: what their free places and unreserved minutes allow, counted with
       // every claim and single dial committed before, here or in another process.
-      const load = await callLoad(trx, batch.user_id, { lock: true });
+      const load = await callLoad(repos, batch.user_id, { lock: true });
       const limit = load ? Math.min(delays.length, dialAllowance(load).calls) : 0;
       if (limit <= 0) return [];
-      const rows = await this.gate(trx, batch, limit, now);
+      const rows = await this.gate(repos, batch, limit, now);
       if (rows.length === 0) return [];
       const planned = rows.map((row, i) => ({
         row,
@@ -343,7 +284,7 @@ export class Dispatcher {
         startAt: new Date(Math.ceil(this.nextSlot(batch, now.getTime() + (delays[i] ?? 0)))),
       }));
       const placed = await this.options.lifecycle.openBatchCalls(
-        trx,
+        repos,
         { id: batch.id, userId: batch.user_id, agentId: batch.agent_id },
         planned.map((p) => ({
           callId: p.callId,
@@ -359,7 +300,7 @@ export class Dispatcher {
       const go = planned.filter((p) => placed.has(p.callId));
       const wait = planned.filter((p) => !placed.has(p.callId));
       await claimContacts(
-        trx,
+        repos,
         batch.id,
         go.map((p) => ({
           seq: p.row.seq,
@@ -369,7 +310,7 @@ export class Dispatcher {
         now,
       );
       await deferContacts(
-        trx,
+        repos,
         batch.id,
         wait.map((p) => ({
           seq: p.row.seq,
@@ -408,7 +349,7 @@ export class Dispatcher {
    * opening, marked waiting for the window. Set-based: a few statements per round, and rounds go on
    * only while gated rows left room (the first pass over a batch with many closed zones).
    */
-  private async gate(trx: Db, batch: ActiveBatch, limit: number, now: Date): Promise<ClaimedRow[]> {
+  private async gate(repos: Repos, batch: ActiveBatch, limit: number, now: Date): Promise<ClaimedRow[]> {
     const window = windowFromRow(batch.calling_window);
     const callable: ClaimedRow[] = [];
     let gated = false;
@@ -417,19 +358,12 @@ export class Dispatcher {
       // After a round that gated rows, read ahead: the rest of the due rows are likely gated too.
       const fetch = gated ? Math.min(remaining * GATE_READ_AHEAD, GATE_MAX_READ) : remaining;
       const taken = callable.map((row) => row.seq);
-      const due = (
-        await sql<DueRow>`
-          select bc.seq, bc.contact_id, bc.phone_number, bc.attempts, bc.timezone, c.name as contact_name,
-                 c.company, c.metadata,
-                 exists (select 1 from suppressions s
-                         where s.user_id = ${batch.user_id} and s.phone_number = bc.phone_number) as suppressed
-          from batch_contacts bc join contacts c on c.id = bc.contact_id
-          where bc.batch_id = ${batch.id} and bc.state = 'queued' and bc.next_attempt_at <= ${now}
-            and bc.seq <> all(${taken}::int[])
-          order by bc.next_attempt_at, bc.seq
-          limit ${fetch}
-          for update of bc skip locked`.execute(trx)
-      ).rows;
+      const due = await repos.batchContacts.lockDue(
+        { id: batch.id, userId: batch.user_id },
+        now,
+        taken,
+        fetch,
+      );
       const suppressed: number[] = [];
       const waits: Array<{ seq: number; at: Date; windowWait: boolean }> = [];
       for (const row of due) {
@@ -444,8 +378,8 @@ export class Dispatcher {
           callable.push(claimed);
         }
       }
-      await suppressContacts(trx, batch.id, suppressed, now);
-      await deferContacts(trx, batch.id, waits);
+      await suppressContacts(repos, batch.id, suppressed, now);
+      await deferContacts(repos, batch.id, waits);
       if (due.length < fetch || (suppressed.length === 0 && waits.length === 0)) break;
       gated = true;
     }
@@ -544,11 +478,8 @@ export class Dispatcher {
     const cached = this.agents.get(agentId);
     const now = Date.now();
     if (cached && now - cached.at < 30_000) return cached.agent;
-    const row = await this.options.deps.db
-      .selectFrom('agents')
-      .select(['id', 'name', 'basic_details', 'sip_trunk_id'])
-      .where('id', '=', agentId)
-      .executeTakeFirstOrThrow();
+    const row = await this.options.deps.store.agents.get(agentId);
+    if (!row) throw new Error(`Agent ${agentId} not found`);
     const agent = agentForDial(row);
     this.agents.set(agentId, { agent, at: now });
     return agent;

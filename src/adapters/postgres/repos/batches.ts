@@ -1,15 +1,36 @@
 import { sql } from 'kysely';
 import type { BatchStatus, CallingWindow } from '../../../domain/batch.js';
 import type {
+  ActiveBatchRow,
   BatchesRepo,
   BatchListRow,
   BatchRow,
+  CountedBatch,
+  EndingBatchRow,
   IngestingBatch,
   LockedBatch,
   NewBatch,
+  StatusChange,
 } from '../../../store/batches.js';
 import { type Db, json } from '../database.js';
 import { type LockOrder, takeLock } from './locks.js';
+
+const COUNTED_COLUMNS = [
+  'id',
+  'status',
+  'total',
+  'processed',
+  'succeeded',
+  'failed',
+  'cancelled_jobs',
+  'suppressed',
+  'skipped',
+  'user_id',
+  'agent_id',
+  'webhooks',
+  'created_at',
+  'started_at',
+] as const;
 
 export class PgBatchesRepo implements BatchesRepo {
   constructor(
@@ -182,5 +203,124 @@ export class PgBatchesRepo implements BatchesRepo {
       .where('id', '=', batchId)
       .where('user_id', '=', userId)
       .executeTakeFirst();
+  }
+
+  async moveStatus(batchId: string, from: readonly BatchStatus[], change: StatusChange): Promise<boolean> {
+    const done = await this.db
+      .updateTable('batches')
+      .set(change)
+      .where('id', '=', batchId)
+      .where('status', 'in', from)
+      .executeTakeFirst();
+    return Number(done.numUpdatedRows) > 0;
+  }
+
+  fail(
+    batchId: string,
+    from: readonly BatchStatus[],
+    failure: { code: string; error: string },
+    now: Date,
+  ): Promise<Pick<BatchRow, 'user_id' | 'agent_id' | 'webhooks' | 'total' | 'ingested'> | undefined> {
+    return this.db
+      .updateTable('batches')
+      .set({
+        status: 'failed',
+        error_code: failure.code,
+        error: failure.error,
+        completed_at: now,
+        updated_at: now,
+        paused_at: null,
+        ingest_lease_until: null,
+      })
+      .where('id', '=', batchId)
+      .where('status', 'in', from)
+      .returning(['user_id', 'agent_id', 'webhooks', 'total', 'ingested'])
+      .executeTakeFirst();
+  }
+
+  async addTo(
+    batchId: string,
+    counter: 'cancelled_jobs' | 'suppressed' | 'skipped',
+    n: number,
+    now: Date | null,
+  ): Promise<void> {
+    await this.db
+      .updateTable('batches')
+      .set({ [counter]: sql`${sql.ref(counter)} + ${n}`, ...(now ? { updated_at: now } : {}) })
+      .where('id', '=', batchId)
+      .execute();
+  }
+
+  async markClaimed(
+    batchId: string,
+    to: BatchStatus,
+    from: readonly BatchStatus[],
+    now: Date,
+  ): Promise<void> {
+    await this.db
+      .updateTable('batches')
+      .set({ status: to, started_at: sql`coalesce(started_at, ${now})`, updated_at: now })
+      .where('id', '=', batchId)
+      .where('status', 'in', from)
+      .execute();
+  }
+
+  counted(batchId: string): Promise<CountedBatch | undefined> {
+    return this.db.selectFrom('batches').select(COUNTED_COLUMNS).where('id', '=', batchId).executeTakeFirst();
+  }
+
+  async addOutcomes(
+    batchId: string,
+    tally: { processed: number; succeeded: number },
+    now: Date,
+  ): Promise<CountedBatch | undefined> {
+    return this.db
+      .updateTable('batches')
+      .set({
+        processed: sql`processed + ${tally.processed}`,
+        succeeded: sql`succeeded + ${tally.succeeded}`,
+        failed: sql`failed + ${tally.processed - tally.succeeded}`,
+        updated_at: now,
+      })
+      .where('id', '=', batchId)
+      .returning(COUNTED_COLUMNS)
+      .executeTakeFirst();
+  }
+
+  async lockOfCalls(callIds: string[]): Promise<EndingBatchRow[]> {
+    takeLock(this.order, 'batches');
+    const { rows } = await sql<EndingBatchRow>`
+          select b.id, b.status, b.max_attempts, b.no_answer_delay_ms, b.busy_delay_ms, b.webhooks
+          from batches b
+          where b.id in (select batch_id from calls where id = any(${callIds}::text[]) and batch_id is not null)
+          order by b.id
+          for update of b`.execute(this.db);
+    return rows;
+  }
+
+  async startedIn(statuses: readonly BatchStatus[], now: Date, limit: number): Promise<ActiveBatchRow[]> {
+    return (await this.db
+      .selectFrom('batches')
+      .select([
+        'id',
+        'user_id',
+        'agent_id',
+        'status',
+        'priority',
+        'max_calls_per_second',
+        'timezone',
+        'calling_window',
+        sql<boolean>`webhooks->>'onCallEvent' is not null`.as('call_events'),
+      ])
+      .where('status', 'in', statuses)
+      .where((eb) => eb.or([eb('scheduled_start_at', 'is', null), eb('scheduled_start_at', '<=', now)]))
+      .orderBy('priority', 'desc')
+      .orderBy('created_at')
+      .limit(limit)
+      .execute()) as ActiveBatchRow[];
+  }
+
+  statuses(batchIds: string[]): Promise<Array<{ id: string; status: BatchStatus }>> {
+    return this.db.selectFrom('batches').select(['id', 'status']).where('id', 'in', batchIds).execute();
   }
 }

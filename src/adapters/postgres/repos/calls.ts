@@ -1,6 +1,16 @@
 import { sql } from 'kysely';
-import type { CallDetailRow, CallsRepo, LatestCallRow, RecentCallRow } from '../../../store/calls.js';
-import type { Db } from '../database.js';
+import type {
+  CallDetailRow,
+  CallEndWrite,
+  CallsRepo,
+  EndedCallRow,
+  LatestCallRow,
+  NewBatchCallRow,
+  NewCallRow,
+  ProgressTarget,
+  RecentCallRow,
+} from '../../../store/calls.js';
+import { type Db, json } from '../database.js';
 
 /** A call's columns in the lists of a batch's calls. */
 const LISTED_COLUMNS = [
@@ -132,5 +142,128 @@ export class PgCallsRepo implements CallsRepo {
       .where('calls.id', '=', callId)
       .where('calls.user_id', '=', userId)
       .executeTakeFirst();
+  }
+
+  async progressTargets(callIds: string[], event: string): Promise<ProgressTarget[]> {
+    // Most campaigns ask for none of these: the filter keeps their sends at one cheap read.
+    const { rows } = await sql<ProgressTarget>`
+        select c.id, c.user_id, c.agent_id, c.contact_id, c.batch_id, c.phone_number, c.created_at,
+               ct.name as contact_name,
+               case when c.batch_id is not null then b.webhooks->>'onCallEvent' else c.status_callback_url end as url
+        from calls c
+        join contacts ct on ct.id = c.contact_id
+        left join batches b on b.id = c.batch_id
+        where c.id = any(${callIds}::text[])
+          and case when c.batch_id is not null then b.webhooks->>'onCallEvent' is not null
+                   else c.status_callback_url is not null
+                        and coalesce(c.status_callback_events, '["call.completed"]'::jsonb) ? ${event} end
+          and not exists (select 1 from webhook_deliveries w where w.call_id = c.id and w.event = ${event})`.execute(
+      this.db,
+    );
+    return rows;
+  }
+
+  async ongoingOfContact(contactId: string): Promise<string | undefined> {
+    const ongoing = await this.db
+      .selectFrom('calls')
+      .select('id')
+      .where('contact_id', '=', contactId)
+      .where('status', '=', 'ONGOING')
+      .executeTakeFirst();
+    return ongoing?.id;
+  }
+
+  async countOfContact(contactId: string): Promise<number> {
+    const earlier = await this.db
+      .selectFrom('calls')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('contact_id', '=', contactId)
+      .executeTakeFirstOrThrow();
+    return earlier.n;
+  }
+
+  async insert(call: NewCallRow): Promise<void> {
+    await this.db
+      .insertInto('calls')
+      .values({
+        id: call.id,
+        user_id: call.user_id,
+        agent_id: call.agent_id,
+        contact_id: call.contact_id,
+        batch_id: null,
+        status: 'ONGOING',
+        phone_number: call.phone_number,
+        attempt: call.attempt,
+        provider: call.provider,
+        channel: call.channel,
+        error: null,
+        duration: null,
+        transcription: json(null),
+        summary: null,
+        metric_json: json(null),
+        status_callback_url: call.status_callback_url,
+        status_callback_events: json(call.status_callback_events),
+        ...(call.variables ? { variables: json(call.variables) } : {}),
+        created_at: call.created_at,
+        answered_at: call.answered_at,
+        ended_at: null,
+      })
+      .execute();
+  }
+
+  async insertBatchCalls(
+    batch: { id: string; userId: string; agentId: string },
+    calls: NewBatchCallRow[],
+    provider: string,
+    now: Date,
+  ): Promise<string[]> {
+    const inserted = await sql<{ id: string }>`
+      insert into calls (id, user_id, agent_id, contact_id, batch_id, batch_seq, status, phone_number, attempt, provider, created_at, updated_at)
+      select x.id, ${batch.userId}, ${batch.agentId}, x.contact_id, ${batch.id}, x.seq, 'ONGOING', x.phone, x.attempt, ${provider}, x.start_at, ${now}
+      from unnest(${calls.map((c) => c.callId)}::text[], ${calls.map((c) => c.contactId)}::text[],
+                  ${calls.map((c) => c.phoneNumber)}::text[], ${calls.map((c) => c.attempt)}::int[],
+                  ${calls.map((c) => c.startAt.toISOString())}::timestamptz[], ${calls.map((c) => c.seq)}::int[])
+        as x(id, contact_id, phone, attempt, start_at, seq)
+      on conflict (contact_id) where status = 'ONGOING' do nothing
+      returning id`.execute(this.db);
+    return inserted.rows.map((row) => row.id);
+  }
+
+  async end(ends: CallEndWrite[], now: Date): Promise<EndedCallRow[]> {
+    const { rows } = await sql<EndedCallRow>`
+          update calls c set
+            status = x.status, duration = x.duration::int, answered_at = x.answered_at::timestamptz,
+            ended_at = x.ended_at::timestamptz, error = x.error, transcription = x.transcription::jsonb,
+            minutes_charged = x.charge::int, updated_at = ${now}, analysis_status = x.analysis,
+            sip_code = x.sip_code::int, ended_reason = x.ended_reason, turns = x.turns::jsonb,
+            tool_calls = x.tool_calls::jsonb,
+            analysis_due_at = case when x.analysis is null then null else ${now}::timestamptz end
+          from unnest(
+            ${ends.map((e) => e.id)}::text[], ${ends.map((e) => e.status)}::text[], ${ends.map((e) => String(e.duration))}::text[],
+            ${ends.map((e) => e.answeredAt?.toISOString() ?? null)}::text[], ${ends.map((e) => e.endedAt.toISOString())}::text[],
+            ${ends.map((e) => e.error)}::text[], ${ends.map((e) => e.transcription)}::text[],
+            ${ends.map((e) => String(e.charge))}::text[],
+            ${ends.map((e) => e.analysis)}::text[],
+            ${ends.map((e) => (e.sipCode == null ? null : String(e.sipCode)))}::text[],
+            ${ends.map((e) => e.endedReason)}::text[],
+            ${ends.map((e) => e.turns)}::text[],
+            ${ends.map((e) => e.toolCalls)}::text[]
+          ) as x(id, status, duration, answered_at, ended_at, error, transcription, charge, analysis, sip_code,
+                 ended_reason, turns, tool_calls)
+          where c.id = x.id and c.status = 'ONGOING'
+          returning c.id, c.user_id, c.agent_id, c.contact_id, c.batch_id, c.status, c.phone_number, c.error,
+                    c.duration, c.created_at, c.status_callback_url, c.status_callback_events, c.batch_seq, c.attempt, c.minutes_charged`.execute(
+      this.db,
+    );
+    return rows;
+  }
+
+  async deleteOngoing(callId: string): Promise<boolean> {
+    const removed = await this.db
+      .deleteFrom('calls')
+      .where('id', '=', callId)
+      .where('status', '=', 'ONGOING')
+      .executeTakeFirst();
+    return Number(removed.numDeletedRows) > 0;
   }
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { ContactsRepo, ContactWrite } from '../../../store/contacts.js';
-import type { Db } from '../database.js';
+import type { ContactRow, ContactsRepo, ContactWrite } from '../../../store/contacts.js';
+import { type Db, json } from '../database.js';
 
 const consentOf = (c: ContactWrite) => (c.consent ? JSON.stringify(c.consent) : null);
 const metadataOf = (c: ContactWrite) => (c.metadata ? JSON.stringify(c.metadata) : null);
@@ -60,5 +60,58 @@ export class PgContactsRepo implements ContactsRepo {
         updated_at = now()
       returning id, phone_number`.execute(this.db);
     return rows.rows;
+  }
+
+  getForUser(userId: string, contactId: string): Promise<ContactRow | undefined> {
+    return this.db
+      .selectFrom('contacts')
+      .selectAll()
+      .where('id', '=', contactId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+  }
+
+  upsertForDial(userId: string, contact: ContactWrite & { id: string }, now: Date): Promise<ContactRow> {
+    // One statement creates the contact or updates it with the details given, and always returns it.
+    return this.db
+      .insertInto('contacts')
+      .values({
+        id: contact.id,
+        user_id: userId,
+        phone_number: contact.phoneNumber,
+        name: contact.name ?? 'Unknown',
+        email: contact.email ?? null,
+        company: contact.company ?? null,
+        metadata: json(contact.metadata ?? {}),
+        consent: json(contact.consent ?? null),
+      })
+      .onConflict((oc) =>
+        oc.columns(['user_id', 'phone_number']).doUpdateSet((eb) => ({
+          name: contact.name !== undefined ? eb.ref('excluded.name') : eb.ref('contacts.name'),
+          email: contact.email !== undefined ? eb.ref('excluded.email') : eb.ref('contacts.email'),
+          company: contact.company !== undefined ? eb.ref('excluded.company') : eb.ref('contacts.company'),
+          metadata:
+            contact.metadata !== undefined
+              ? sql`contacts.metadata || excluded.metadata`
+              : eb.ref('contacts.metadata'),
+          consent: contact.consent !== undefined ? eb.ref('excluded.consent') : eb.ref('contacts.consent'),
+          updated_at: now,
+        })),
+      )
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  upsertWebContact(
+    userId: string,
+    contact: { id: string; phoneNumber: string; name: string },
+    now: Date,
+  ): Promise<{ id: string; name: string; phone_number: string }> {
+    return this.db
+      .insertInto('contacts')
+      .values({ id: contact.id, user_id: userId, phone_number: contact.phoneNumber, name: contact.name })
+      .onConflict((oc) => oc.columns(['user_id', 'phone_number']).doUpdateSet({ updated_at: now }))
+      .returning(['id', 'name', 'phone_number'])
+      .executeTakeFirstOrThrow();
   }
 }

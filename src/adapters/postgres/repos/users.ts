@@ -1,9 +1,17 @@
 import { sql } from 'kysely';
 import type { NewUser, StoredWebhookSecrets, UserRow, UsersRepo } from '../../../store/users.js';
 import type { Db } from '../database.js';
+import { type LockOrder, takeLock } from './locks.js';
+
+/** The user's calls in progress, counted from the calls table (no counter to keep). */
+const ongoing = sql<number>`(select count(*)::int from calls where calls.user_id = users.id and calls.status = 'ONGOING')`;
 
 export class PgUsersRepo implements UsersRepo {
-  constructor(private readonly db: Db) {}
+  /** `order` is null on the pool, where a row lock would end with its statement. */
+  constructor(
+    private readonly db: Db,
+    private readonly order: LockOrder | null = null,
+  ) {}
 
   insert(user: NewUser): Promise<UserRow> {
     const { max_concurrent_calls, ...rest } = user;
@@ -102,5 +110,49 @@ export class PgUsersRepo implements UsersRepo {
       .returning('id')
       .executeTakeFirst();
     return row !== undefined;
+  }
+
+  loadEstimate(
+    userId: string,
+  ): Promise<{ available_minutes: number; max_concurrent_calls: number; ongoing: number } | undefined> {
+    return this.db
+      .selectFrom('users')
+      .select(['available_minutes', 'max_concurrent_calls', ongoing.as('ongoing')])
+      .where('id', '=', userId)
+      .executeTakeFirst();
+  }
+
+  lockLoad(userId: string): Promise<{ available_minutes: number; max_concurrent_calls: number } | undefined> {
+    takeLock(this.order, 'users');
+    return this.db
+      .selectFrom('users')
+      .select(['available_minutes', 'max_concurrent_calls'])
+      .where('id', '=', userId)
+      .forUpdate()
+      .executeTakeFirst();
+  }
+
+  async ongoingCalls(userId: string): Promise<number> {
+    const counted = await this.db
+      .selectFrom('users')
+      .select(ongoing.as('ongoing'))
+      .where('id', '=', userId)
+      .executeTakeFirstOrThrow();
+    return counted.ongoing;
+  }
+
+  async lockOfCalls(callIds: string[]): Promise<void> {
+    takeLock(this.order, 'users');
+    await sql`
+        select id from users
+        where id in (select user_id from calls where id = any(${callIds}::text[]))
+        order by id for update`.execute(this.db);
+  }
+
+  async charge(charges: Array<{ userId: string; minutes: number }>): Promise<void> {
+    await sql`
+          update users u set available_minutes = u.available_minutes - x.minutes
+          from unnest(${charges.map((c) => c.userId)}::text[], ${charges.map((c) => c.minutes)}::int[]) as x(id, minutes)
+          where u.id = x.id`.execute(this.db);
   }
 }

@@ -3,6 +3,7 @@ import type {
   ClaimedDelivery,
   DeliveryOutcome,
   DeliveryRow,
+  NewDelivery,
   WebhookDeliveriesRepo,
   WebhookDeliveryStatus,
 } from '../../../store/webhook-deliveries.js';
@@ -120,5 +121,24 @@ export class PgWebhookDeliveriesRepo implements WebhookDeliveriesRepo {
         ${outcomes.map((o) => iso(o.deliveredAt))}::text[]
       ) as x(id, attempts, status, next_at, last_status, last_error, delivered_at)
       where d.id = x.id and d.attempts = x.attempts::int and d.status = 'pending'`.execute(this.db);
+  }
+
+  async queue(delivery: NewDelivery): Promise<void> {
+    await this.db
+      .insertInto('webhook_deliveries')
+      .values({
+        id: delivery.id,
+        user_id: delivery.userId,
+        event: delivery.event,
+        url: delivery.url,
+        body: delivery.body,
+        batch_id: delivery.batchId,
+        call_id: delivery.callId,
+        status: 'pending',
+        next_attempt_at: delivery.now,
+        created_at: delivery.now,
+        updated_at: delivery.now,
+      })
+      .execute();
   }
 }
