@@ -2,6 +2,16 @@ import type { EndedReason, ToolCallRecord, TurnMetrics } from '../domain/agent-c
 import type { ConsentRecord } from '../domain/batch.js';
 import type { CallChannel, CallStatus, TranscriptEntry } from '../domain/call.js';
 
+/** A call as its recording is played back: the provider that held it makes the audio. */
+export interface RecordedCallRow {
+  id: string;
+  status: CallStatus;
+  duration: number | null;
+  transcription: TranscriptEntry[] | null;
+  user_id: string;
+  provider: string;
+}
+
 /** One of a batch's latest calls, as the batch status and the dashboard list them. */
 export interface RecentCallRow {
   id: string;
@@ -133,6 +143,8 @@ export interface ProgressTarget {
 export interface CallsRepo {
   /** The call's user. */
   ownerOf(callId: string): Promise<string | undefined>;
+  /** What playing a call's recording needs; only `userId`'s call when given. */
+  forRecording(callId: string, userId: string | null): Promise<RecordedCallRow | undefined>;
   /** A batch's latest calls, newest first; all of them when `limit` is null. */
   recentOfBatch(batchId: string, limit: number | null): Promise<RecentCallRow[]>;
   /** How many of a batch's calls were created in (from, to]. */

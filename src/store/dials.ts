@@ -1,3 +1,4 @@
+import type { DialRecord } from '../ports.js';
 import type { Repos } from './index.js';
 
 /** A step of a call on its way: it went out (`started`) or was answered. */
@@ -25,4 +26,41 @@ export interface DialsRepo {
    * it was.
    */
   returnDial(callId: string, owner: string | null): Promise<boolean>;
+  /**
+   * ONGOING calls the reconciler must settle, gone owners' first: those with no record created
+   * before `unrecordedBefore`; another owner's whose lease ran out (any other owner's, with
+   * `all`); sent or ended ones not heard of since `lostBefore`; this owner's still waiting since
+   * `stuckBefore`.
+   */
+  unsettled(query: {
+    owner: string;
+    all: boolean;
+    unrecordedBefore: Date;
+    lostBefore: Date;
+    stuckBefore: Date;
+    limit: number;
+  }): Promise<UnsettledCall[]>;
+}
+
+/** An ONGOING call the reconciler looks at, with its agent, its contact and its dial record. */
+export interface UnsettledCall {
+  id: string;
+  phone_number: string;
+  attempt: number;
+  created_at: Date;
+  user_id: string;
+  batch_id: string | null;
+  batch_seq: number | null;
+  provider: string;
+  agent_id: string;
+  agent_name: string;
+  basic_details: Record<string, unknown>;
+  sip_trunk_id: string | null;
+  contact_id: string;
+  contact_name: string;
+  contact_company: string | null;
+  contact_metadata: Record<string, unknown> | null;
+  variables: Record<string, string> | null;
+  /** Its dial record; null for a call recorded before dial records existed. */
+  record: DialRecord | null;
 }

@@ -1,10 +1,4 @@
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import {
-  DIAL_RECORD_COLUMNS,
-  type DialRecordRow,
-  dialRecordFrom,
-} from '../adapters/postgres/dial-records.js';
 import { dialVariables } from '../domain/agent-call.js';
 import type { DialRecord, DialRequest } from '../ports.js';
 import { agentForDial } from '../services/calls/intake.js';
@@ -33,7 +27,7 @@ const STUCK_WAITING_MS = 5 * 60_000;
 /** Settles the calls whose owner is gone (it died mid-call, or stopped and gave them back). */
 export class Reconciler {
   constructor(
-    private readonly deps: Pick<Deps, 'db' | 'clock' | 'dials' | 'logger' | 'provider'>,
+    private readonly deps: Pick<Deps, 'store' | 'clock' | 'dials' | 'logger' | 'provider'>,
     private readonly lifecycle: CallLifecycle,
     private readonly live: LiveView,
   ) {}
@@ -53,53 +47,17 @@ export class Reconciler {
     const unrecordedBefore = new Date(this.deps.clock.now().getTime() - (all ? 0 : UNRECORDED_GRACE_MS));
     const lostBefore = new Date(this.deps.clock.now().getTime() - LOST_END_GRACE_MS);
     const stuckBefore = new Date(this.deps.clock.now().getTime() - STUCK_WAITING_MS);
-    const rows = (
-      await sql<
-        DialRecordRow & {
-          id: string;
-          phone_number: string;
-          attempt: number;
-          created_at: Date;
-          user_id: string;
-          batch_id: string | null;
-          batch_seq: number | null;
-          provider: string;
-          agent_id: string;
-          agent_name: string;
-          basic_details: Record<string, unknown>;
-          sip_trunk_id: string | null;
-          contact_id: string;
-          contact_name: string;
-          contact_company: string | null;
-          contact_metadata: Record<string, unknown> | null;
-          variables: Record<string, string> | null;
-        }
-      >`
-        select c.id, c.phone_number, c.attempt, c.created_at, c.user_id, c.batch_id, c.batch_seq, c.provider,
-               c.variables, a.id as agent_id, a.name as agent_name, a.basic_details, a.sip_trunk_id,
-               ct.id as contact_id, ct.name as contact_name, ct.company as contact_company,
-               ct.metadata as contact_metadata, ${DIAL_RECORD_COLUMNS}
-        from calls c
-        join agents a on a.id = c.agent_id
-        join contacts ct on ct.id = c.contact_id
-        left join dials d on d.call_id = c.id
-        left join dial_owners o on o.id = d.owner
-        where c.status = 'ONGOING'
-          and (
-            (d.call_id is null and c.created_at < ${unrecordedBefore})
-            or (d.owner <> ${owner} and (${all} or o.id is null or o.lease_until < now()))
-            or (d.state in ('sent', 'ended') and (d.owner = ${owner} or d.state = 'ended')
-                and coalesce(d.sent_at, d.created_at) < ${lostBefore})
-            or (d.owner = ${owner} and d.state = 'waiting' and d.created_at < ${stuckBefore})
-          )
-        -- Calls of gone owners first: this process's own long calls (checked for a lost end, and
-        -- usually still up here) must never fill the page and hold a dead worker's calls back.
-        order by (d.owner = ${owner} and d.state = 'sent') nulls first, c.created_at
-        limit ${options.limit ?? 200}`.execute(this.deps.db)
-    ).rows;
+    const rows = await this.deps.store.dials.unsettled({
+      owner,
+      all,
+      unrecordedBefore,
+      lostBefore,
+      stuckBefore,
+      limit: options.limit ?? 200,
+    });
     let handled = 0;
     for (const row of rows) {
-      const record = dialRecordFrom(row);
+      const { record } = row;
       const request: DialRequest = {
         callId: row.id,
         to: row.phone_number,

@@ -7,20 +7,15 @@ import type { RecordingLinks } from '../recording-links.js';
 /** A call's recording: its audio (from the provider that held the call) and its signed links. */
 export class CallRecordings {
   constructor(
-    private readonly deps: Pick<Deps, 'db' | 'provider'>,
+    private readonly deps: Pick<Deps, 'store' | 'provider'>,
     private readonly links: RecordingLinks,
   ) {}
 
   /** Audio of a finished, answered call. `userId` (bearer) or a valid signed token must be given. */
   async recording(callId: string, access: { userId?: string; token?: string }): Promise<Recording> {
-    let query = this.deps.db
-      .selectFrom('calls')
-      .select(['id', 'status', 'duration', 'transcription', 'user_id', 'provider'])
-      .where('id', '=', callId);
-    if (access.userId) query = query.where('user_id', '=', access.userId);
-    else if (!access.token || !this.verifyRecordingToken(callId, access.token))
+    if (!access.userId && (!access.token || !this.verifyRecordingToken(callId, access.token)))
       throw new AppError('NOT_FOUND');
-    const row = await query.executeTakeFirst();
+    const row = await this.deps.store.calls.forRecording(callId, access.userId ?? null);
     if (!row || row.status === 'ONGOING' || !row.duration) throw new AppError('NOT_FOUND');
     const recording = await this.deps.provider.recording({
       id: row.id,

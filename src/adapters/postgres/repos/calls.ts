@@ -9,6 +9,7 @@ import type {
   NewCallRow,
   ProgressTarget,
   RecentCallRow,
+  RecordedCallRow,
 } from '../../../store/calls.js';
 import { type Db, json } from '../database.js';
 
@@ -23,6 +24,15 @@ const LISTED_COLUMNS = [
 
 export class PgCallsRepo implements CallsRepo {
   constructor(private readonly db: Db) {}
+
+  forRecording(callId: string, userId: string | null): Promise<RecordedCallRow | undefined> {
+    let query = this.db
+      .selectFrom('calls')
+      .select(['id', 'status', 'duration', 'transcription', 'user_id', 'provider'])
+      .where('id', '=', callId);
+    if (userId) query = query.where('user_id', '=', userId);
+    return query.executeTakeFirst();
+  }
 
   async ownerOf(callId: string): Promise<string | undefined> {
     const call = await this.db
