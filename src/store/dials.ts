@@ -32,14 +32,17 @@ export interface DialsRepo {
    * `all`); sent or ended ones not heard of since `lostBefore`; this owner's still waiting since
    * `stuckBefore`.
    */
-  unsettled(query: {
-    owner: string;
-    all: boolean;
-    unrecordedBefore: Date;
-    lostBefore: Date;
-    stuckBefore: Date;
-    limit: number;
-  }): Promise<UnsettledCall[]>;
+  unsettled(query: UnsettledQuery): Promise<UnsettledCall[]>;
+}
+
+/** Which ONGOING calls `DialsRepo.unsettled` returns (see there). */
+export interface UnsettledQuery {
+  owner: string;
+  all: boolean;
+  unrecordedBefore: Date;
+  lostBefore: Date;
+  stuckBefore: Date;
+  limit: number;
 }
 
 /** An ONGOING call the reconciler looks at, with its agent, its contact and its dial record. */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { DialsRepo, UnsettledCall } from '../../../store/dials.js';
+import type { DialsRepo, UnsettledCall, UnsettledQuery } from '../../../store/dials.js';
 import type { Db } from '../database.js';
 import {
   DIAL_RECORD_COLUMNS,
@@ -26,14 +26,7 @@ export class PgDialsRepo implements DialsRepo {
     return returnDial(this.db, callId, owner);
   }
 
-  async unsettled(query: {
-    owner: string;
-    all: boolean;
-    unrecordedBefore: Date;
-    lostBefore: Date;
-    stuckBefore: Date;
-    limit: number;
-  }): Promise<UnsettledCall[]> {
+  async unsettled(query: UnsettledQuery): Promise<UnsettledCall[]> {
     const { owner, all, unrecordedBefore, lostBefore, stuckBefore, limit } = query;
     const rows = (
       await sql<DialRecordRow & Omit<UnsettledCall, 'record'>>`
