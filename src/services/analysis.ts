@@ -1,5 +1,3 @@
-import { sql } from 'kysely';
-import { json } from '../adapters/postgres/database.js';
 import { type AgentCallFields, agentCallFields } from '../domain/agent-call.js';
 import {
   type Analysis,
@@ -12,6 +10,7 @@ import {
 import type { CallStatus, TranscriptEntry } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
 import { singleCallUrl } from '../domain/webhooks.js';
+import type { ClaimedAnalysisRow } from '../store/analysis.js';
 import { completedPayload } from './calls/reads.js';
 import type { Deps } from './deps.js';
 import type { RecordingLinks } from './recording-links.js';
@@ -49,20 +48,7 @@ export interface CallMetrics {
   metricSchema: Record<string, unknown>;
 }
 
-interface Claimed {
-  id: string;
-  user_id: string;
-  batch_id: string | null;
-  phone_number: string;
-  status: string;
-  transcription: TranscriptEntry[] | null;
-  summary: string | null;
-  analysis_attempts: number;
-  status_callback_url: string | null;
-  status_callback_events: string[] | null;
-  metric_config: Record<string, unknown>;
-  webhooks: Record<string, string> | null;
-}
+type Claimed = ClaimedAnalysisRow;
 
 /**
  * Summaries and metrics of calls: automatically after every call that has a transcription (a
@@ -78,26 +64,8 @@ export class AnalysisService {
 
   /** One worker pass: claims due calls, analyses them a few at a time. Returns how many it took. */
   async tick(limit = 8): Promise<number> {
-    const { db, clock } = this.deps;
-    const now = clock.now();
-    const claimed = (
-      await sql<Claimed>`
-        with due as (
-          select id from calls
-          where analysis_status = 'pending' and analysis_due_at <= ${now}
-          order by analysis_due_at
-          limit ${limit}
-          for update skip locked
-        )
-        update calls c set analysis_attempts = c.analysis_attempts + 1,
-                           analysis_due_at = ${new Date(now.getTime() + LEASE_MS)}
-        from due
-        where c.id = due.id
-        returning c.id, c.user_id, c.batch_id, c.phone_number, c.status, c.transcription, c.summary, c.analysis_attempts,
-                  c.status_callback_url, c.status_callback_events,
-                  (select metric_config from agents a where a.id = c.agent_id) as metric_config,
-                  (select webhooks from batches b where b.id = c.batch_id) as webhooks`.execute(db)
-    ).rows;
+    const now = this.deps.clock.now();
+    const claimed = await this.deps.store.analysis.claimDue(now, new Date(now.getTime() + LEASE_MS), limit);
     await Promise.all(claimed.map((row) => this.process(row)));
     return claimed.length;
   }
@@ -126,13 +94,10 @@ export class AnalysisService {
   }
 
   private async retryLater(callId: string, attempts: number): Promise<void> {
-    const { db, clock } = this.deps;
-    await db
-      .updateTable('calls')
-      .set({ analysis_due_at: new Date(clock.now().getTime() + 5_000 * attempts) })
-      .where('id', '=', callId)
-      .where('analysis_status', '=', 'pending')
-      .execute();
+    await this.deps.store.analysis.retryAt(
+      callId,
+      new Date(this.deps.clock.now().getTime() + 5_000 * attempts),
+    );
   }
 
   /**
@@ -140,55 +105,29 @@ export class AnalysisService {
    * and queues the call's webhook in the same transaction.
    */
   private async complete(row: Claimed, analysis: Analysis | null): Promise<void> {
-    const { db, clock } = this.deps;
-    await db.transaction().execute(async (trx) => {
+    const { store, clock } = this.deps;
+    await store.tx(async (repos) => {
       const now = clock.now();
       const stored = row.summary !== null;
-      let update = trx
-        .updateTable('calls')
-        .set({
-          analysis_status: analysis || stored ? 'done' : 'failed',
-          analysis_due_at: null,
-          updated_at: now,
-          ...(analysis
-            ? {
-                summary: analysis.summary,
-                metric_json: json(analysis.metricJson),
-                analyzer: analysis.analyzer,
-              }
-            : {}),
-        })
-        .where('id', '=', row.id)
-        .where('analysis_status', '=', 'pending');
-      // A summary requested through the API meanwhile is kept: it is never regenerated.
-      if (analysis) update = update.where('summary', 'is', null);
-      const updated = await update.executeTakeFirst();
-      if (Number(updated.numUpdatedRows) > 0 && analysis && isOptOut(analysis)) {
+      const updated = await repos.analysis.finishPending(row.id, { analysis, stored }, now);
+      if (updated && analysis && isOptOut(analysis)) {
         // The callee asked not to be called again: on the list in the transaction that stores the
         // analysis, so no later claim of this number (a retry, another batch) can miss it.
-        await recordOptOut(this.deps.legacy.repos(trx), {
+        await recordOptOut(repos, {
           userId: row.user_id,
           phoneNumber: row.phone_number,
           callId: row.id,
           now,
         });
       }
-      if (Number(updated.numUpdatedRows) === 0) {
-        // The summary arrived through the API after the claim: keep it, and still send the webhook.
-        const marked = await trx
-          .updateTable('calls')
-          .set({ analysis_status: 'done', analysis_due_at: null, updated_at: now })
-          .where('id', '=', row.id)
-          .where('analysis_status', '=', 'pending')
-          .executeTakeFirst();
-        if (Number(marked.numUpdatedRows) === 0) return;
-      }
+      // The summary arrived through the API after the claim: keep it, and still send the webhook.
+      if (!updated && !(await repos.analysis.markDone(row.id, now))) return;
       const url = row.batch_id ? row.webhooks?.onCallComplete : singleCallUrl(row, 'call.completed');
       if (url) {
-        await queueWebhook(this.deps.legacy.repos(trx), {
+        await queueWebhook(repos, {
           userId: row.user_id,
           url,
-          payload: await completedPayload(trx, this.links, row.id),
+          payload: await completedPayload(this.deps.legacy.executor(repos), this.links, row.id),
           batchId: row.batch_id,
           callId: row.id,
           now,
@@ -206,22 +145,8 @@ export class AnalysisService {
     callId: string,
     transcription: TranscriptEntry[],
   ): Promise<SummaryReply> {
-    const { db } = this.deps;
-    const call = await db
-      .selectFrom('calls')
-      .innerJoin('agents', 'agents.id', 'calls.agent_id')
-      .select([
-        'calls.id',
-        'calls.status',
-        'calls.summary',
-        'calls.metric_json',
-        'calls.transcription',
-        'calls.phone_number',
-        'agents.metric_config',
-      ])
-      .where('calls.id', '=', callId)
-      .where('calls.user_id', '=', userId)
-      .executeTakeFirst();
+    const { store } = this.deps;
+    const call = await store.analysis.summarySource(userId, callId);
     if (!call) throw new AppError('NOT_FOUND');
     if (call.status === 'ONGOING') {
       throw new AppError(
@@ -237,24 +162,15 @@ export class AnalysisService {
       callStatus: call.status,
     });
     const now = this.deps.clock.now();
-    const saved = await db.transaction().execute(async (trx) => {
-      const row = await trx
-        .updateTable('calls')
-        .set({
-          summary: analysis.summary,
-          metric_json: json(analysis.metricJson),
-          analyzer: analysis.analyzer,
-          updated_at: now,
-          ...(call.transcription && call.transcription.length > 0
-            ? {}
-            : { transcription: json(transcription) }),
-        })
-        .where('id', '=', callId)
-        .where('summary', 'is', null)
-        .returning(['summary', 'metric_json'])
-        .executeTakeFirst();
+    const saved = await store.tx(async (repos) => {
+      const row = await repos.analysis.saveSummary(
+        callId,
+        analysis,
+        call.transcription && call.transcription.length > 0 ? null : transcription,
+        now,
+      );
       if (row && isOptOut(analysis)) {
-        await recordOptOut(this.deps.legacy.repos(trx), {
+        await recordOptOut(repos, {
           userId,
           phoneNumber: call.phone_number,
           callId,
@@ -265,11 +181,7 @@ export class AnalysisService {
     });
     if (saved?.summary) return stored(saved.summary, saved.metric_json, config);
     // Another request (or the background analysis) stored one first: that one is the summary.
-    const winner = await db
-      .selectFrom('calls')
-      .select(['summary', 'metric_json'])
-      .where('id', '=', callId)
-      .executeTakeFirstOrThrow();
+    const winner = await store.analysis.summaryOf(callId);
     return stored(winner.summary ?? analysis.summary, winner.metric_json, config);
   }
 
@@ -278,33 +190,7 @@ export class AnalysisService {
     userId: string,
     query: { callId: string; agentId: string; contactId: string },
   ): Promise<CallMetrics> {
-    const row = await this.deps.db
-      .selectFrom('calls')
-      .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
-      .innerJoin('agents', 'agents.id', 'calls.agent_id')
-      .select([
-        'calls.id',
-        'calls.contact_id',
-        'calls.agent_id',
-        'calls.status',
-        'calls.created_at',
-        'calls.ended_at',
-        'calls.duration',
-        'calls.phone_number',
-        'calls.transcription',
-        'calls.summary',
-        'calls.metric_json',
-        'calls.ended_reason',
-        'calls.turns',
-        'calls.tool_calls',
-        'contacts.name as contact_name',
-        'agents.metric_config',
-      ])
-      .where('calls.id', '=', query.callId)
-      .where('calls.user_id', '=', userId)
-      .where('calls.agent_id', '=', query.agentId)
-      .where('calls.contact_id', '=', query.contactId)
-      .executeTakeFirst();
+    const row = await this.deps.store.analysis.metricsOf(userId, query);
     if (!row) throw new AppError('NOT_FOUND');
     return {
       success: true,

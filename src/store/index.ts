@@ -1,4 +1,5 @@
 import type { AgentsRepo } from './agents.js';
+import type { AnalysisRepo } from './analysis.js';
 import type { BatchContactsRepo } from './batch-contacts.js';
 import type { BatchPayloadsRepo } from './batch-payloads.js';
 import type { BatchesRepo } from './batches.js';
@@ -32,6 +33,7 @@ export interface Repos {
   batchPayloads: BatchPayloadsRepo;
   contacts: ContactsRepo;
   calls: CallsRepo;
+  analysis: AnalysisRepo;
   batchContacts: BatchContactsRepo;
   idempotencyKeys: IdempotencyKeysRepo;
   suppressions: SuppressionsRepo;

@@ -3,6 +3,7 @@ import type { LegacyBridge } from '../../services/deps.js';
 import type { Repos, Store } from '../../store/index.js';
 import type { Db } from './database.js';
 import { PgAgentsRepo } from './repos/agents.js';
+import { PgAnalysisRepo } from './repos/analysis.js';
 import { PgBatchContactsRepo } from './repos/batch-contacts.js';
 import { PgBatchPayloadsRepo } from './repos/batch-payloads.js';
 import { PgBatchesRepo } from './repos/batches.js';
@@ -35,6 +36,7 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
     batchPayloads: new PgBatchPayloadsRepo(db),
     contacts: new PgContactsRepo(db),
     calls: new PgCallsRepo(db),
+    analysis: new PgAnalysisRepo(db),
     batchContacts: new PgBatchContactsRepo(db, order),
     idempotencyKeys: new PgIdempotencyKeysRepo(db),
     suppressions: new PgSuppressionsRepo(db),
