@@ -234,7 +234,7 @@ export async function benchCompliance(): Promise<void> {
     await sleep(seconds * 1000);
     const to = new Date();
 
-    const db = bench.runtime.deps.db;
+    const db = bench.runtime.database.db;
     const sentIn = async (batchId: string) =>
       (
         await db

@@ -42,7 +42,7 @@ export async function benchDispatch(store: 'postgres' | 'pglite'): Promise<void>
     await sleep(SECONDS * 1000);
     const to = new Date();
     // The shared dial records: each call's moment on the network (sent_at), by batch.
-    const sent = await bench.runtime.deps.db
+    const sent = await bench.runtime.database.db
       .selectFrom('dials')
       .innerJoin('calls', 'calls.id', 'dials.call_id')
       .select(['calls.batch_id'])

@@ -44,7 +44,7 @@ describe('admin SIP trunks', () => {
     });
     expect(created.body).not.toContain(trunk.password);
     // Not in the database in clear either, but the SIP provider can read it back.
-    const stored = await t.runtime.deps.db
+    const stored = await t.runtime.database.db
       .selectFrom('sip_trunks')
       .select('password_encrypted')
       .where('id', '=', view.id)

@@ -18,7 +18,7 @@ describe('POST /api/v1/call/dial: reserved minutes and the concurrent-call limit
       payload: { to, agentConfigId: account.agentId },
     });
   const callRows = (account: Account) =>
-    t.runtime.deps.db
+    t.runtime.database.db
       .selectFrom('calls')
       .select(['id', 'status', 'phone_number'])
       .where('user_id', '=', account.userId)
@@ -46,7 +46,7 @@ describe('POST /api/v1/call/dial: reserved minutes and the concurrent-call limit
       '+14155550201',
       '+14155550202',
     ]);
-    const contact = await t.runtime.deps.db
+    const contact = await t.runtime.database.db
       .selectFrom('contacts')
       .select('id')
       .where('user_id', '=', account.userId)

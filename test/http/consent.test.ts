@@ -36,13 +36,13 @@ describe('consent records', () => {
   const batchCount = async (userId: string) => {
     const { rows } = await sql<{
       n: number;
-    }>`select count(*)::int as n from batches where user_id = ${userId}`.execute(t.runtime.deps.db);
+    }>`select count(*)::int as n from batches where user_id = ${userId}`.execute(t.runtime.database.db);
     return rows[0]?.n ?? 0;
   };
 
   const ingested = (batchId: string) =>
     eventually(async () => {
-      const row = await t.runtime.deps.db
+      const row = await t.runtime.database.db
         .selectFrom('batches')
         .select(['status', 'error'])
         .where('id', '=', batchId)
@@ -70,7 +70,7 @@ describe('consent records', () => {
     expect(res.statusCode).toBe(202);
     const { batchId } = res.json();
     await ingested(batchId);
-    const batch = await t.runtime.deps.db
+    const batch = await t.runtime.database.db
       .selectFrom('batches')
       .select('require_consent')
       .where('id', '=', batchId)
@@ -81,7 +81,7 @@ describe('consent records', () => {
       ['+14155550201', 'web form', '2025-06-01T07:30:00.000Z'],
       ['+14155550202', '', ''],
     ]);
-    const stored = await t.runtime.deps.db
+    const stored = await t.runtime.database.db
       .selectFrom('contacts')
       .select('consent')
       .where('user_id', '=', alice.userId)

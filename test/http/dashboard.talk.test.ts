@@ -247,7 +247,7 @@ describe(`web calls over the talk WebSocket (${STORE})`, () => {
       status: 'COMPLETED',
       endedReason: 'agent-ended',
     });
-    const stored = await t.runtime.deps.db
+    const stored = await t.runtime.database.db
       .selectFrom('calls')
       .select(['status', 'ended_reason', 'channel', 'minutes_charged'])
       .where('id', '=', callId)

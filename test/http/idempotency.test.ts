@@ -57,7 +57,7 @@ describe('Idempotency-Key on POST /api/v1/call/dial and POST /api/v1/batch', () 
     const { rows } = await sql<{
       n: number;
     }>`select count(*)::int as n from ${sql.table(table)} where user_id = ${userId}`.execute(
-      t.runtime.deps.db,
+      t.runtime.database.db,
     );
     return rows[0]?.n ?? 0;
   };
@@ -118,7 +118,7 @@ describe('Idempotency-Key on POST /api/v1/call/dial and POST /api/v1/batch', () 
     expect(await countRows('calls', alice.userId)).toBe(before);
     const { rows } = await sql<{
       n: number;
-    }>`select count(*)::int as n from idempotency_keys where key = ''`.execute(t.runtime.deps.db);
+    }>`select count(*)::int as n from idempotency_keys where key = ''`.execute(t.runtime.database.db);
     expect(rows[0]?.n).toBe(0);
   });
 
@@ -165,7 +165,7 @@ describe('Idempotency-Key on POST /api/v1/call/dial and POST /api/v1/batch', () 
       error: 'The voice provider could not place the call',
       duration: 0,
     });
-    const row = await t.runtime.deps.db
+    const row = await t.runtime.database.db
       .selectFrom('calls')
       .select(['answered_at', 'minutes_charged'])
       .where('id', '=', callId)
@@ -177,7 +177,7 @@ describe('Idempotency-Key on POST /api/v1/call/dial and POST /api/v1/batch', () 
     const body = dialBody(alice, '+14155550149');
     const now = clock.now();
     // What a process that crashed after claiming the key leaves: a running record, no call.
-    await t.runtime.deps.db
+    await t.runtime.database.db
       .insertInto('idempotency_keys')
       .values({
         user_id: alice.userId,

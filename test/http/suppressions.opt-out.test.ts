@@ -27,7 +27,7 @@ describe('opt-out capture', () => {
     >();
   const analysed = (callId: string) =>
     eventually(async () => {
-      const call = await t.runtime.deps.db
+      const call = await t.runtime.database.db
         .selectFrom('calls')
         .select(['analysis_status', 'metric_json'])
         .where('id', '=', callId)
@@ -58,7 +58,7 @@ describe('opt-out capture', () => {
     expect(busy.statusCode).toBe(200);
     const callId = busy.json<{ callId: string }>().callId;
     await eventually(async () => {
-      const call = await t.runtime.deps.db
+      const call = await t.runtime.database.db
         .selectFrom('calls')
         .select('status')
         .where('id', '=', callId)
@@ -93,7 +93,7 @@ describe('opt-out capture', () => {
     const busy = await dial(bob, '+14155580001');
     const callId = busy.json<{ callId: string }>().callId;
     await eventually(async () => {
-      const call = await t.runtime.deps.db
+      const call = await t.runtime.database.db
         .selectFrom('calls')
         .select('status')
         .where('id', '=', callId)

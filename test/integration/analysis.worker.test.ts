@@ -52,7 +52,7 @@ describe('analysis worker', () => {
     return res.json<{ callId: string }>().callId;
   };
   const analysisOf = async (callId: string) =>
-    t.runtime.deps.db
+    t.runtime.database.db
       .selectFrom('calls')
       .select(['analysis_status', 'analysis_attempts', 'summary'])
       .where('id', '=', callId)

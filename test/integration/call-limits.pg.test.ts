@@ -112,7 +112,7 @@ describe("a user's places and minutes across processes on one PostgreSQL", () =>
       });
       return res.json().status === 'completed' ? true : undefined;
     }, 30_000);
-    const calls = await a.deps.db
+    const calls = await a.database.db
       .selectFrom('calls')
       .select(['contact_id', 'attempt', 'status', 'created_at', 'ended_at'])
       .where('batch_id', '=', batchId)

@@ -185,7 +185,7 @@ describe(`dispatcher on ${STORE}`, () => {
       },
     });
     await until(t, account, batchId, ['completed']);
-    const rows = await t.runtime.deps.db
+    const rows = await t.runtime.database.db
       .selectFrom('calls')
       .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
       .select(['calls.status', 'calls.error', 'calls.duration', 'calls.answered_at', 'calls.minutes_charged'])
@@ -226,7 +226,7 @@ describe(`dispatcher on ${STORE}`, () => {
 
   /** Every call of the user, as intervals from its recorded start to its end (all ended). */
   async function callsOf(app: TestApp, userId: string) {
-    const rows = await app.runtime.deps.db
+    const rows = await app.runtime.database.db
       .selectFrom('calls')
       .select(['status', 'attempt', 'created_at', 'ended_at', 'batch_id'])
       .where('user_id', '=', userId)

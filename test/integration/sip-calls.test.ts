@@ -275,7 +275,7 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
       (message) => message.sent && message.startLine.startsWith('SIP/2.0 503'),
     );
     expect(new Set(refused.map((message) => message.header('Call-ID'))).size).toBe(1);
-    const calls = await t.runtime.deps.db
+    const calls = await t.runtime.database.db
       .selectFrom('calls')
       .leftJoin('dials', 'dials.call_id', 'calls.id')
       .select(['calls.id', 'calls.created_at', 'dials.sent_at'])
