@@ -100,7 +100,7 @@ export function buildServices(
     await lifecycle.finish(event);
   });
   subscribeCallReactions(events, { live, liveControl, dispatcher });
-  const batchReads = new BatchReads(deps, callReads);
+  const batchReads = new BatchReads(deps, callReads, links);
   const services: RuntimeServices = {
     keys: new KeyService(deps),
     users: new UserService(deps),
