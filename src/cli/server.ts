@@ -1,21 +1,27 @@
 import type { Progress } from '../adapters/postgres/database.js';
 import { migrate } from '../adapters/postgres/migrate.js';
 import { type Config, loadConfig } from '../config.js';
+import { flushStdoutLog } from '../logging.js';
 import { createRuntime, openConfiguredDatabase, type Role, VERSION } from '../main.js';
 import { existingDemo, seedDemo } from '../services/demo.js';
 import { listeningLine, plainStartLines, type StartReport, startBanner } from './banner.js';
 import { explainStartFailure, StartFailure } from './start-failure.js';
 
 /** Progress lines of a start: on stdout with the rest of what a start prints, warnings on stderr. */
-const printProgress: Progress = (line, level) =>
+const printProgress: Progress = (line, level) => {
+  flushStdoutLog();
   (level === 'warn' ? process.stderr : process.stdout).write(`${line}\n`);
+};
 
 /** `outdial serve|api|worker`: build the runtime, listen and/or work, and shut down cleanly on a signal. */
 
 export async function runServer(role: Role): Promise<void> {
   const config = loadConfig();
   const runtime = await explained(config, () => createRuntime(config, { progress: printProgress }));
-  const out = (line = '') => process.stdout.write(`${line}\n`);
+  const out = (line = '') => {
+    flushStdoutLog();
+    process.stdout.write(`${line}\n`);
+  };
 
   let shuttingDown = false;
   const shutdown = async (signal: string) => {

@@ -74,8 +74,10 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     // before the sockets go: a stop never leaves a browser's call ONGOING.
     await options.services.webCalls?.close();
   });
-  app.addHook('onRequest', async () => {
-    if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; try again');
+  // The hooks every request passes take a callback: an async hook costs a promise and a
+  // microtask turn per request (docs/benchmarks.md, issue 23).
+  app.addHook('onRequest', (_request, _reply, done) => {
+    done(closing ? new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; try again') : undefined);
   });
 
   await app.register(swagger, openApiOptions(WEBHOOKS));
@@ -89,10 +91,11 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   });
 
   // Every answer is counted by route template (never the raw URL: ids would explode the series).
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     options.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
     options.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    done();
   });
   registerMetrics(app, options);
   registerDocs(app);

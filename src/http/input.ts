@@ -54,5 +54,13 @@ export function registerInputChecks(app: App): void {
       done(error as Error, undefined);
     }
   });
-  app.addHook('preValidation', async (request) => checkParameters(request));
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      checkParameters(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
+  });
 }

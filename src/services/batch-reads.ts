@@ -5,7 +5,7 @@ import { AppError } from '../domain/errors.js';
 import type { LiveCallStatus } from '../ports.js';
 import type { CallReads } from './calls/reads.js';
 import type { Deps } from './deps.js';
-import { RecordingLinks } from './recording-links.js';
+import type { RecordingLinks } from './recording-links.js';
 
 export interface BatchStatistics {
   batchId: string;
@@ -118,14 +118,11 @@ export class BatchReads {
     string,
     { at: number; batchId: string; value: Promise<BatchStatistics>; json: string | null }
   >();
-  private readonly links: RecordingLinks;
-
   constructor(
     private readonly deps: Deps,
     private readonly calls: Pick<CallReads, 'liveCallsOfBatch'>,
-  ) {
-    this.links = new RecordingLinks(deps);
-  }
+    private readonly links: RecordingLinks,
+  ) {}
 
   /** The persistent view (`GET /api/v1/batch/check-status` and `links.status`). `limit` null = all calls. */
   /**

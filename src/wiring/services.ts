@@ -108,7 +108,7 @@ export function buildServices(
     links,
     legacy: deps.legacy,
   });
-  const batchReads = new BatchReads(deps, callReads);
+  const batchReads = new BatchReads(deps, callReads, links);
   const services: RuntimeServices = {
     keys: new KeyService(deps),
     users: new UserService(deps),

@@ -1,5 +1,8 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger, formatLogLine } from '../../src/logging.js';
+import { createLogger, formatLogLine, TurnWriter } from '../../src/logging.js';
 
 /** 14:05:09 local time on a fixed day: the lines show the local clock. */
 const AT = new Date(2030, 0, 2, 14, 5, 9, 250).getTime();
@@ -60,5 +63,27 @@ describe('the pretty log format', () => {
     expect(written).toHaveLength(2);
     expect(written[0]).toMatch(/^\d\d:\d\d:\d\d WARN slow start port=3000\n$/);
     expect(written[1]).toMatch(/^\d\d:\d\d:\d\d ERROR failed err="it broke"\n$/);
+  });
+});
+
+describe('the JSON log writer', () => {
+  it('writes the records of one event-loop turn together and in order, or at once when flushed', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-log-'));
+    const file = path.join(dir, 'out.log');
+    const fd = fs.openSync(file, 'w');
+    try {
+      const writer = new TurnWriter(fd);
+      writer.write('{"msg":"one"}\n');
+      writer.write('{"msg":"two"}\n');
+      expect(fs.readFileSync(file, 'utf8')).toBe('');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(fs.readFileSync(file, 'utf8')).toBe('{"msg":"one"}\n{"msg":"two"}\n');
+      writer.write('{"msg":"three"}\n');
+      writer.flush();
+      expect(fs.readFileSync(file, 'utf8')).toBe('{"msg":"one"}\n{"msg":"two"}\n{"msg":"three"}\n');
+    } finally {
+      fs.closeSync(fd);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -97,14 +97,23 @@ export class LiveView {
   }
 
   /**
+   * The live entry if this process read or wrote it in the last NEAR_CACHE_MS, else undefined:
+   * what `readLive` answers without a promise (a status read under load is answered from here).
+   */
+  nearLive(callId: string, now = Date.now()): LiveCallEntry | undefined {
+    const near = this.near.get(callId);
+    return near && now - near.at < NEAR_CACHE_MS ? near.entry : undefined;
+  }
+
+  /**
    * The live entry: from this process's near cache when it was read or written here in the last
    * NEAR_CACHE_MS (a client polling a call every few milliseconds costs one cache read per
    * window), from the live cache otherwise.
    */
   async readLive(callId: string): Promise<LiveCallEntry | null> {
     const now = Date.now();
-    const near = this.near.get(callId);
-    if (near && now - near.at < NEAR_CACHE_MS) return near.entry;
+    const near = this.nearLive(callId, now);
+    if (near) return near;
     if (this.near.size > NEAR_CACHE_MAX) {
       for (const [id, item] of this.near) if (now - item.at >= NEAR_CACHE_MS) this.near.delete(id);
     }
