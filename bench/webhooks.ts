@@ -87,7 +87,7 @@ export async function benchWebhooks(store: 'postgres' | 'pglite'): Promise<void>
     OUTDIAL_WEBHOOK_CONCURRENCY: String(CONCURRENCY),
   });
   try {
-    const { db } = bench.runtime.deps;
+    const { db } = bench.runtime.database;
     // The outbox filled as call ends fill it: one row per event, due now.
     const now = new Date();
     for (let from = 0; from < DELIVERIES; from += 5000) {

@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import { LlmAnalyzer } from './adapters/analysis/llm.js';
 import { LocalAnalyzer } from './adapters/analysis/local.js';
 import type { DatabaseHandle, Progress } from './adapters/postgres/database.js';
-import { legacyBridge } from './adapters/postgres/store.js';
 import type { SimulatedVoiceProvider } from './adapters/voice/simulator.js';
 import type { Config } from './config.js';
 import type { Analyzer } from './domain/analysis.js';
@@ -136,8 +135,6 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     const deps: Deps = {
       config,
       store,
-      db: database.db,
-      legacy: legacyBridge,
       cache: storage.cache,
       provider: voice.provider,
       dials: storage.dials,

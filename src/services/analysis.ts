@@ -127,7 +127,7 @@ export class AnalysisService {
         await queueWebhook(repos, {
           userId: row.user_id,
           url,
-          payload: await completedPayload(this.deps.legacy.executor(repos), this.links, row.id),
+          payload: await completedPayload(repos, this.links, row.id),
           batchId: row.batch_id,
           callId: row.id,
           now,

@@ -55,7 +55,7 @@ export function openWebhookSecrets(
 }
 
 export class UserService {
-  constructor(private readonly deps: Pick<Deps, 'store' | 'db' | 'clock' | 'sealer'>) {}
+  constructor(private readonly deps: Pick<Deps, 'store' | 'clock' | 'sealer'>) {}
 
   async create(input: {
     name: string;

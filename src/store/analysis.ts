@@ -1,5 +1,5 @@
-import type { EndedReason, ToolCallRecord, TurnMetrics } from '../domain/agent-call.js';
 import type { CallStatus, TranscriptEntry } from '../domain/call.js';
+import type { CompletedCallRow } from './call-views.js';
 
 /** A call claimed for its automatic analysis, with what its webhook needs. */
 export interface ClaimedAnalysisRow {
@@ -35,25 +35,8 @@ export interface SummarySourceRow {
   metric_config: Record<string, unknown>;
 }
 
-/** A call's metrics, as `GET /api/v1/call/get-metric` shows them. */
-export interface CallMetricsRow {
-  id: string;
-  contact_id: string;
-  agent_id: string;
-  status: CallStatus;
-  created_at: Date;
-  ended_at: Date | null;
-  duration: number | null;
-  phone_number: string;
-  transcription: TranscriptEntry[] | null;
-  summary: string | null;
-  metric_json: Record<string, unknown> | null;
-  ended_reason: EndedReason | null;
-  turns: TurnMetrics[] | null;
-  tool_calls: ToolCallRecord[] | null;
-  contact_name: string;
-  metric_config: Record<string, unknown>;
-}
+/** A call's metrics, as `GET /api/v1/call/get-metric` shows them: the columns of its `call.completed`. */
+export type CallMetricsRow = CompletedCallRow;
 
 /** The analysis columns of calls (`analysis_status`, `analysis_due_at`, ...), the analysis service's alone. */
 export interface AnalysisRepo {

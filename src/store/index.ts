@@ -3,6 +3,7 @@ import type { AnalysisRepo } from './analysis.js';
 import type { BatchContactsRepo } from './batch-contacts.js';
 import type { BatchPayloadsRepo } from './batch-payloads.js';
 import type { BatchesRepo } from './batches.js';
+import type { CallViewsRepo } from './call-views.js';
 import type { CallsRepo } from './calls.js';
 import type { ContactsRepo } from './contacts.js';
 import type { DialsRepo } from './dials.js';
@@ -34,6 +35,7 @@ export interface Repos {
   contacts: ContactsRepo;
   calls: CallsRepo;
   analysis: AnalysisRepo;
+  callViews: CallViewsRepo;
   batchContacts: BatchContactsRepo;
   idempotencyKeys: IdempotencyKeysRepo;
   suppressions: SuppressionsRepo;

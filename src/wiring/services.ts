@@ -106,7 +106,6 @@ export function buildServices(
     dispatcher,
     metrics: deps.metrics,
     links,
-    legacy: deps.legacy,
   });
   const batchReads = new BatchReads(deps, callReads, links);
   const services: RuntimeServices = {

@@ -3,7 +3,6 @@ import { advanceBatchContacts, finishIfDone } from '../services/batch-lifecycle.
 import { queueCallCompleted } from '../services/calls/completed.js';
 import type { CallTransactionEvents } from '../services/calls/lifecycle.js';
 import type { LiveView } from '../services/calls/live-view.js';
-import type { LegacyBridge } from '../services/deps.js';
 import type { CallEventBus, TransactionBus } from '../services/events.js';
 import type { LiveControlService } from '../services/live-control.js';
 import type { RecordingLinks } from '../services/recording-links.js';
@@ -17,7 +16,6 @@ export interface CallReactions {
   metrics: Metrics;
   links: RecordingLinks;
   /** Transitional (issue 23): `completedPayload` (services/calls/reads.ts) still reads with Kysely. */
-  legacy: LegacyBridge;
 }
 
 /**
@@ -28,13 +26,11 @@ export interface CallReactions {
 export function subscribeCallReactions(
   events: CallEventBus,
   reactions: TransactionBus<CallTransactionEvents>,
-  { live, liveControl, dispatcher, metrics, links, legacy }: CallReactions,
+  { live, liveControl, dispatcher, metrics, links }: CallReactions,
 ): void {
   // In the transaction that applies calls' ends, so each happens if and only if the end commits.
   // call.completed is queued before the batch's own completion, so the outbox sends them in order.
-  reactions.on('calls.ending', 'call-completed-webhook', (ending) =>
-    queueCallCompleted(ending, links, legacy),
-  );
+  reactions.on('calls.ending', 'call-completed-webhook', (ending) => queueCallCompleted(ending, links));
   reactions.on('calls.ending', 'batch-progress', async ({ tx, rows, events: ended, batches, now }) => {
     const counted = await advanceBatchContacts(tx, batches, rows, ended, now);
     for (const batch of counted) await finishIfDone(tx, batch.id, now, batch);

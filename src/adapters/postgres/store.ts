@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { LegacyBridge } from '../../services/deps.js';
 import type { Repos, Store } from '../../store/index.js';
 import type { Db } from './database.js';
 import { PgAgentsRepo } from './repos/agents.js';
@@ -7,6 +6,7 @@ import { PgAnalysisRepo } from './repos/analysis.js';
 import { PgBatchContactsRepo } from './repos/batch-contacts.js';
 import { PgBatchPayloadsRepo } from './repos/batch-payloads.js';
 import { PgBatchesRepo } from './repos/batches.js';
+import { PgCallViewsRepo } from './repos/call-views.js';
 import { PgCallsRepo } from './repos/calls.js';
 import { PgContactsRepo } from './repos/contacts.js';
 import { PgDialsRepo } from './repos/dials.js';
@@ -37,6 +37,7 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
     contacts: new PgContactsRepo(db),
     calls: new PgCallsRepo(db),
     analysis: new PgAnalysisRepo(db),
+    callViews: new PgCallViewsRepo(db),
     batchContacts: new PgBatchContactsRepo(db, order),
     idempotencyKeys: new PgIdempotencyKeysRepo(db),
     suppressions: new PgSuppressionsRepo(db),
@@ -71,21 +72,6 @@ export function pgStore(db: Db, kind: 'postgres' | 'pglite'): Store {
   executors.set(store, db);
   return store;
 }
-
-/**
- * Transitional, for code not yet behind the Store (issue 23): the way between a repository set and
- * the Kysely executor it runs on, so a converted service can hand its transaction to a function
- * that still takes a `Db`, and the reverse. Services reach it as `Deps.legacy`; it goes when the
- * last function that takes a `Db` is converted.
- */
-export const legacyBridge: LegacyBridge = {
-  executor(repos) {
-    const db = executors.get(repos);
-    if (!db) throw new Error('These repositories are not the PostgreSQL store');
-    return db;
-  },
-  repos: (db) => transactionRepos(db),
-};
 
 /** The repositories over a transaction the caller holds (`trx`), with a lock order of their own. */
 export function transactionRepos(trx: Db): Repos {

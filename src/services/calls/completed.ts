@@ -1,6 +1,5 @@
 import { awaitsAnalysis } from '../../domain/call.js';
 import { singleCallUrl } from '../../domain/webhooks.js';
-import type { LegacyBridge } from '../deps.js';
 import type { RecordingLinks } from '../recording-links.js';
 import { queueWebhook } from '../webhooks.js';
 import type { EndingCalls } from './lifecycle.js';
@@ -11,11 +10,7 @@ import { completedPayload } from './reads.js';
  * the batch's onCallComplete, or a single call's statusCallBackUrl. A call with words in its
  * transcript is analysed first; the analysis worker queues its webhook with the analysis.
  */
-export async function queueCallCompleted(
-  ending: EndingCalls,
-  links: RecordingLinks,
-  legacy: LegacyBridge,
-): Promise<void> {
+export async function queueCallCompleted(ending: EndingCalls, links: RecordingLinks): Promise<void> {
   const { tx, rows, events, batches, now } = ending;
   for (const row of rows) {
     const batch = row.batch_id ? batches.find((b) => b.id === row.batch_id) : undefined;
@@ -25,7 +20,7 @@ export async function queueCallCompleted(
       await queueWebhook(tx, {
         userId: row.user_id,
         url,
-        payload: await completedPayload(legacy.executor(tx), links, row.id),
+        payload: await completedPayload(tx, links, row.id),
         batchId: row.batch_id,
         callId: row.id,
         now,

@@ -6,19 +6,6 @@ import type { RecordingLinks } from '../recording-links.js';
 /** The columns a call's live entry is built from (`LiveView.liveFromRow`): a call as its end left it. */
 export type CallRow = EndedCall;
 
-export const CALL_COLUMNS = [
-  'id',
-  'user_id',
-  'agent_id',
-  'contact_id',
-  'batch_id',
-  'status',
-  'phone_number',
-  'error',
-  'duration',
-  'created_at',
-] as const;
-
 /** How long a live entry read or written by this process is reused without asking the cache. */
 const NEAR_CACHE_MS = 250;
 const NEAR_CACHE_MAX = 10_000;

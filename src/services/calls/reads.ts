@@ -1,5 +1,3 @@
-import { sql } from 'kysely';
-import type { Db } from '../../adapters/postgres/database.js';
 import { type AgentCallFields, agentCallFields } from '../../domain/agent-call.js';
 import { metricSchemaFor, toMetricConfig } from '../../domain/analysis.js';
 import { type CallChannel, type CallStatus, isSuccess, type TranscriptEntry } from '../../domain/call.js';
@@ -7,9 +5,10 @@ import { AppError } from '../../domain/errors.js';
 import { E164_MESSAGE, normalizeE164 } from '../../domain/phone.js';
 import type { CallCompletedPayload } from '../../domain/webhooks.js';
 import type { LiveCallEntry, LiveCallStatus } from '../../ports.js';
+import type { Repos } from '../../store/index.js';
 import type { Deps } from '../deps.js';
 import type { RecordingLinks } from '../recording-links.js';
-import { CALL_COLUMNS, type LiveView } from './live-view.js';
+import type { LiveView } from './live-view.js';
 
 /** One call of `GET /api/v1/calls`: what a list shows; the whole call is `GET /api/v1/call/check-status`. */
 export interface CallListItem {
@@ -78,7 +77,7 @@ const badParameter = (field: string, message: string) =>
  */
 export class CallReads {
   constructor(
-    private readonly deps: Pick<Deps, 'db' | 'cache' | 'logger'>,
+    private readonly deps: Pick<Deps, 'store' | 'cache' | 'logger'>,
     private readonly live: LiveView,
     private readonly links: RecordingLinks,
   ) {}
@@ -87,7 +86,6 @@ export class CallReads {
     userId: string,
     filters: CallListFilters,
   ): Promise<{ items: CallListItem[]; nextCursor: string | null }> {
-    const { db } = this.deps;
     let phoneNumber: string | undefined;
     if (filters.phoneNumber !== undefined) {
       phoneNumber = normalizeE164(filters.phoneNumber) ?? undefined;
@@ -96,50 +94,24 @@ export class CallReads {
     if (filters.from && filters.to && filters.to.getTime() <= filters.from.getTime()) {
       throw badParameter('to', 'must be later than from');
     }
-    let query = db
-      .selectFrom('calls')
-      .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
-      .select([
-        'calls.id',
-        'calls.status',
-        'calls.phone_number',
-        'calls.channel',
-        'calls.contact_id',
-        'contacts.name as contact_name',
-        'calls.agent_id',
-        'calls.batch_id',
-        'calls.duration',
-        'calls.created_at',
-        'calls.ended_at',
-      ])
-      .where('calls.user_id', '=', userId)
-      .orderBy('calls.created_at', 'desc')
-      .orderBy('calls.id', 'desc')
-      .limit(filters.limit + 1);
-    if (filters.status) query = query.where('calls.status', '=', filters.status);
-    if (filters.batchId) query = query.where('calls.batch_id', '=', filters.batchId);
-    if (filters.singleOnly) query = query.where('calls.batch_id', 'is', null);
-    if (phoneNumber) query = query.where('calls.phone_number', '=', phoneNumber);
-    if (filters.from) query = query.where('calls.created_at', '>=', filters.from);
-    if (filters.to) query = query.where('calls.created_at', '<', filters.to);
-    if (filters.cursor) {
-      // Compared in SQL, at the column's full precision, against the anchor's own row.
-      query = query.where(
-        sql<boolean>`(calls.created_at, calls.id) < (select a.created_at, a.id from calls a
-          where a.id = ${filters.cursor} and a.user_id = ${userId})`,
-      );
-    }
-    const rows = await query.execute();
+    const rows = await this.deps.store.callViews.listForUser(userId, {
+      ...(filters.status ? { status: filters.status } : {}),
+      ...(filters.batchId ? { batchId: filters.batchId } : {}),
+      ...(filters.singleOnly ? { singleOnly: true } : {}),
+      ...(phoneNumber ? { phoneNumber } : {}),
+      ...(filters.from ? { from: filters.from } : {}),
+      ...(filters.to ? { to: filters.to } : {}),
+      ...(filters.cursor ? { cursor: filters.cursor } : {}),
+      limit: filters.limit,
+    });
     // An empty page may come from a cursor that names no call of the user's: that is a bad
     // request, not the end of the list. Asked only then, so a full page costs one query.
-    if (filters.cursor && rows.length === 0) {
-      const anchor = await db
-        .selectFrom('calls')
-        .select('id')
-        .where('id', '=', filters.cursor)
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
-      if (!anchor) throw badParameter('cursor', 'is not the X-Next-Cursor of a previous page');
+    if (
+      filters.cursor &&
+      rows.length === 0 &&
+      !(await this.deps.store.callViews.isUsers(userId, filters.cursor))
+    ) {
+      throw badParameter('cursor', 'is not the X-Next-Cursor of a previous page');
     }
     const page = rows.slice(0, filters.limit);
     return {
@@ -179,12 +151,7 @@ export class CallReads {
         recordingUrl: this.links.url(cached.callId, cached.status, cached.duration),
       };
     }
-    const row = await this.deps.db
-      .selectFrom('calls')
-      .select(CALL_COLUMNS)
-      .where('id', '=', callId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+    const row = await this.deps.store.callViews.liveRowForUser(userId, callId);
     if (!row) throw new AppError('NOT_FOUND');
     const { userId: _owner, ...status } = this.live.liveFromRow(row);
     return status;
@@ -197,59 +164,22 @@ export class CallReads {
    * read beside the cache's.
    */
   async liveCallsOfBatch(userId: string, batchId: string): Promise<LiveCallEntry[]> {
-    const { db, cache, logger } = this.deps;
+    const { store, cache, logger } = this.deps;
     let cached: LiveCallEntry[] = [];
     try {
       cached = (await cache.getBatchCalls(batchId)).filter((entry) => entry.userId === userId);
     } catch (error) {
       logger.warn({ err: error, batchId }, 'live cache read failed; answering from the database');
     }
-    const stored = await db
-      .selectFrom('calls')
-      .select(sql<number>`count(*)::int`.as('n'))
-      .where('batch_id', '=', batchId)
-      .where('user_id', '=', userId)
-      .executeTakeFirstOrThrow();
-    if (stored.n <= cached.length) return cached;
+    const stored = await store.callViews.countOfBatchForUser(userId, batchId);
+    if (stored <= cached.length) return cached;
     const byId = new Map(cached.map((entry) => [entry.callId, entry]));
-    const rows = await db
-      .selectFrom('calls')
-      .select(CALL_COLUMNS)
-      .where('batch_id', '=', batchId)
-      .where('user_id', '=', userId)
-      .execute();
+    const rows = await store.callViews.liveRowsOfBatchForUser(userId, batchId);
     return rows.map((row) => byId.get(row.id) ?? this.live.liveFromRow(row));
   }
 
   async persistentStatus(userId: string, callId: string): Promise<PersistentCallStatus> {
-    const row = await this.deps.db
-      .selectFrom('calls')
-      .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
-      .innerJoin('agents', 'agents.id', 'calls.agent_id')
-      .select([
-        'calls.id',
-        'calls.status',
-        'calls.direction',
-        'calls.duration',
-        'calls.created_at',
-        'calls.ended_at',
-        'calls.phone_number',
-        'calls.transcription',
-        'calls.error',
-        'calls.batch_id',
-        'calls.contact_id',
-        'calls.agent_id',
-        'calls.channel',
-        'calls.sip_code',
-        'calls.ended_reason',
-        'calls.turns',
-        'calls.tool_calls',
-        'contacts.name as contact_name',
-        'agents.name as agent_name',
-      ])
-      .where('calls.id', '=', callId)
-      .where('calls.user_id', '=', userId)
-      .executeTakeFirst();
+    const row = await this.deps.store.callViews.persistentForUser(userId, callId);
     if (!row) throw new AppError('NOT_FOUND');
     return {
       id: row.id,
@@ -278,35 +208,11 @@ export class CallReads {
  * there is one. Read inside the caller's transaction, so it is what that transaction commits.
  */
 export async function completedPayload(
-  trx: Db,
+  repos: Repos,
   links: RecordingLinks,
   callId: string,
 ): Promise<CallCompletedPayload> {
-  const row = await trx
-    .selectFrom('calls')
-    .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
-    .innerJoin('agents', 'agents.id', 'calls.agent_id')
-    .select([
-      'calls.id',
-      'calls.contact_id',
-      'calls.agent_id',
-      'calls.batch_id',
-      'calls.status',
-      'calls.created_at',
-      'calls.ended_at',
-      'calls.duration',
-      'calls.phone_number',
-      'calls.transcription',
-      'calls.summary',
-      'calls.metric_json',
-      'calls.ended_reason',
-      'calls.turns',
-      'calls.tool_calls',
-      'contacts.name as contact_name',
-      'agents.metric_config',
-    ])
-    .where('calls.id', '=', callId)
-    .executeTakeFirstOrThrow();
+  const row = await repos.callViews.completed(callId);
   return {
     event: 'call.completed',
     success: isSuccess(row.status),

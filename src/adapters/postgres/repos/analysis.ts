@@ -8,6 +8,7 @@ import type {
   SummarySourceRow,
 } from '../../../store/analysis.js';
 import { type Db, json } from '../database.js';
+import { COMPLETED_COLUMNS } from './call-views.js';
 
 export class PgAnalysisRepo implements AnalysisRepo {
   constructor(private readonly db: Db) {}
@@ -133,24 +134,7 @@ export class PgAnalysisRepo implements AnalysisRepo {
       .selectFrom('calls')
       .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
       .innerJoin('agents', 'agents.id', 'calls.agent_id')
-      .select([
-        'calls.id',
-        'calls.contact_id',
-        'calls.agent_id',
-        'calls.status',
-        'calls.created_at',
-        'calls.ended_at',
-        'calls.duration',
-        'calls.phone_number',
-        'calls.transcription',
-        'calls.summary',
-        'calls.metric_json',
-        'calls.ended_reason',
-        'calls.turns',
-        'calls.tool_calls',
-        'contacts.name as contact_name',
-        'agents.metric_config',
-      ])
+      .select(COMPLETED_COLUMNS)
       .where('calls.id', '=', query.callId)
       .where('calls.user_id', '=', userId)
       .where('calls.agent_id', '=', query.agentId)
