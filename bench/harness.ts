@@ -141,7 +141,7 @@ function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 }
 
 /** A process's CPU time (user + system), in ms, from /proc/<pid>/stat (in clock ticks of 10 ms). */
-function processCpuMs(pid: number): number {
+export function processCpuMs(pid: number): number {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }

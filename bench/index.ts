@@ -6,13 +6,14 @@ import { benchIngest } from './ingest.js';
 import { benchMedia } from './media.js';
 import { benchNpmStart } from './npm-start.js';
 import { benchReads } from './reads.js';
+import { benchReadsStart } from './reads-start.js';
 import { benchVad } from './vad.js';
 import { benchWebhooks } from './webhooks.js';
 
 /**
  * `npm run bench [scenario...]`: ingest-postgres, ingest-pglite, dispatch-postgres, dispatch-pglite,
- * webhooks-postgres, webhooks-pglite, reads-postgres, reads-pglite, media, first-start, npm-start, vad,
- * agent, compliance (all by default). Each scenario prints its measurements beside its baseline, as ratios.
+ * webhooks-postgres, webhooks-pglite, reads-postgres, reads-pglite, reads-start, media, first-start,
+ * npm-start, vad, agent, compliance (all by default). Each scenario prints its measurements beside its baseline, as ratios.
  */
 const scenarios: Record<string, () => Promise<void>> = {
   'ingest-postgres': () => benchIngest('postgres'),
@@ -23,6 +24,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   'webhooks-pglite': () => benchWebhooks('pglite'),
   'reads-postgres': () => benchReads('postgres'),
   'reads-pglite': () => benchReads('pglite'),
+  'reads-start': () => benchReadsStart(),
   media: () => benchMedia(),
   'first-start': () => benchFirstStart(),
   'npm-start': () => benchNpmStart(),

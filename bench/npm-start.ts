@@ -43,7 +43,7 @@ function descendants(pid: number): number[] {
 }
 
 /** The server among `root` and its descendants: the node process whose arguments include `serve`. */
-function serverPid(root: number): number | undefined {
+export function serverPid(root: number): number | undefined {
   for (const pid of [root, ...descendants(root)]) {
     try {
       const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');

@@ -6,7 +6,7 @@ const SECONDS = Number(process.env.BENCH_READ_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_READ_CONNECTIONS ?? 50);
 
 /** A bare Fastify route answering a small JSON object: the floor for any route on this machine. */
-const BARE_SERVER = `
+export const BARE_SERVER = `
 const fastify = require('fastify')({ logger: false });
 fastify.get('/bare', async () => ({ callId: 'call_x', status: 'COMPLETED', startTime: new Date().toISOString() }));
 fastify.listen({ port: 0, host: '127.0.0.1' }).then((address) => process.stdout.write(address + '\\n'));
