@@ -30,6 +30,18 @@ export async function startSipp(
     args?: string[];
   } = {},
 ): Promise<Sipp> {
+  // A free port can be taken by another process (the SIP provider under test binds port 0)
+  // between our check and sipp's bind: sipp then exits at once, and is started again on another.
+  for (let attempt = 1; ; attempt++) {
+    const started = await startSippOnce(scenario, options);
+    if (started.bound || attempt === 5) return started.sipp;
+  }
+}
+
+async function startSippOnce(
+  scenario: string,
+  options: Parameters<typeof startSipp>[1] & object,
+): Promise<{ sipp: Sipp; bound: boolean }> {
   const port = await freePort();
   const mediaPort = 2 * Math.floor((await freePort()) / 2);
   const child = spawn(
@@ -53,24 +65,49 @@ export async function startSipp(
   );
   const done = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   // sipp opens its socket a moment after it starts (over a second on a loaded machine): wait for
-  // the socket itself, or for sipp's exit (its code then tells the test what went wrong).
+  // its own socket on the port, or for its exit (its code then tells the test what went wrong).
   const deadline = Date.now() + 30_000;
-  while (!udpBound(port) && child.exitCode === null && child.signalCode === null) {
+  while (child.exitCode === null && child.signalCode === null) {
+    if (child.pid !== undefined && udpBoundBy(child.pid, port))
+      return { sipp: { port, done, child }, bound: true };
     if (Date.now() > deadline)
       throw new Error(`sipp (${scenario}) did not open UDP port ${port} within 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  return { port, done, child };
+  return { sipp: { port, done, child }, bound: false };
 }
 
-/** True when a UDP socket of this machine is bound to `port` (Linux: /proc/net/udp and udp6). */
-export function udpBound(port: number): boolean {
+/** The inodes of the UDP sockets of this machine bound to `port` (Linux: /proc/net/udp and udp6). */
+function udpInodes(port: number): string[] {
   const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
-  return ['/proc/net/udp', '/proc/net/udp6'].some((table) => {
+  return ['/proc/net/udp', '/proc/net/udp6'].flatMap((table) => {
     const lines = fs.existsSync(table) ? fs.readFileSync(table, 'utf8').split('\n').slice(1) : [];
-    return lines.some((line) => line.trim().split(/\s+/)[1]?.endsWith(suffix) === true);
+    return lines
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields[1]?.endsWith(suffix) === true)
+      .map((fields) => fields[9] ?? '');
   });
 }
+
+/** True when process `pid` itself holds a UDP socket bound to `port`. */
+function udpBoundBy(pid: number, port: number): boolean {
+  const inodes = new Set(udpInodes(port).map((inode) => `socket:[${inode}]`));
+  if (inodes.size === 0) return false;
+  let fds: string[];
+  try {
+    fds = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  return fds.some((fd) => {
+    try {
+      return inodes.has(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+    } catch {
+      return false;
+    }
+  });
+}
+
 
 /** From sipp's message log: how many calls it saw, the most up at once, and INVITEs in any second. */
 export function carrierLoad(messageLog: string): { calls: number; peak: number; invitesPerSecond: number } {
