@@ -108,7 +108,6 @@ function udpBoundBy(pid: number, port: number): boolean {
   });
 }
 
-
 /** From sipp's message log: how many calls it saw, the most up at once, and INVITEs in any second. */
 export function carrierLoad(messageLog: string): { calls: number; peak: number; invitesPerSecond: number } {
   const spans = [...callsInLog(messageLog).values()];
