@@ -1,6 +1,5 @@
 import type { CallProgressPayload } from '../domain/webhooks.js';
-import type { CallProgress } from '../store/dials.js';
-import type { Repos } from '../store/index.js';
+import type { CallProgress, Repos } from '../store/index.js';
 import { queueWebhook } from './webhooks.js';
 
 const EVENT_OF: Record<CallProgress['kind'], CallProgressPayload['event']> = {

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { CallEndedEvent, DialRecord, DialRecords, DialState } from '../../ports.js';
-import type { CallProgress, CallProgressSink } from '../../store/dials.js';
+import type { CallEndedEvent, DialRecord, DialRecords } from '../../ports.js';
+import type { CallProgress, CallProgressSink } from '../../store/index.js';
 import type { Db } from './database.js';
+import { DIAL_RECORD_COLUMNS, type DialRecordRow, dialRecordFrom, type StoredEnd } from './repos/dials.js';
 import { transactionRepos } from './store.js';
 
 /**
@@ -20,107 +21,6 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 const SENDS_PER_GROUP = 500;
 
 export type { CallProgress, CallProgressSink };
-
-/** The columns a dial record is read from, with its owner's heartbeat. */
-export const DIAL_RECORD_COLUMNS = sql`d.call_id as dial_call_id, d.owner as dial_owner,
-  d.provider as dial_provider, d.state as dial_state, d.created_at as dial_created_at,
-  d.sent_at as dial_sent_at, d.answered_at as dial_answered_at, d.outcome as dial_outcome,
-  o.renewed_at as dial_owner_seen_at`;
-
-export interface DialRecordRow {
-  dial_call_id: string | null;
-  dial_owner: string | null;
-  dial_provider: string | null;
-  dial_state: DialState | null;
-  dial_created_at: Date | null;
-  dial_sent_at: Date | null;
-  dial_answered_at: Date | null;
-  dial_outcome: StoredEnd | null;
-  dial_owner_seen_at: Date | null;
-}
-
-type StoredEnd = Omit<CallEndedEvent, 'answeredAt' | 'endedAt'> & {
-  answeredAt: string | null;
-  endedAt: string;
-};
-
-/** A dial record from a row selected with DIAL_RECORD_COLUMNS (left-joined: null when there is none). */
-export function dialRecordFrom(row: DialRecordRow): DialRecord | null {
-  if (!row.dial_call_id || !row.dial_owner || !row.dial_state || !row.dial_created_at) return null;
-  const outcome = row.dial_outcome;
-  return {
-    callId: row.dial_call_id,
-    owner: row.dial_owner,
-    provider: row.dial_provider ?? '',
-    state: row.dial_state,
-    createdAt: new Date(row.dial_created_at),
-    sentAt: row.dial_sent_at ? new Date(row.dial_sent_at) : null,
-    answeredAt: row.dial_answered_at ? new Date(row.dial_answered_at) : null,
-    ended: outcome
-      ? {
-          ...outcome,
-          answeredAt: outcome.answeredAt ? new Date(outcome.answeredAt) : null,
-          endedAt: new Date(outcome.endedAt),
-        }
-      : null,
-    ownerSeenAt: row.dial_owner_seen_at ? new Date(row.dial_owner_seen_at) : null,
-  };
-}
-
-/**
- * Writes the waiting records of calls just created, inside the transaction that creates them: from
- * its first moment a call names the process that will dial it.
- */
-export async function openDials(
-  trx: Db,
-  owner: string,
-  calls: Array<{ callId: string; provider: string }>,
-  at: Date,
-): Promise<void> {
-  if (calls.length === 0) return;
-  await sql`
-    insert into dials (call_id, owner, provider, state, created_at)
-    select x.id, ${owner}, x.provider, 'waiting', ${at}
-    from unnest(${calls.map((c) => c.callId)}::text[], ${calls.map((c) => c.provider)}::text[]) as x(id, provider)
-    on conflict (call_id) do nothing`.execute(trx);
-}
-
-/**
- * Writes the record of a call that is up from its first moment (a web call: the browser is
- * already on the line), sent and answered at `at`, inside the transaction that creates the call.
- * Nothing waits to be placed, so no sweep ever dials it; a gone owner's call is settled as cut off.
- */
-export async function openAnsweredDial(
-  trx: Db,
-  owner: string,
-  call: { callId: string; provider: string },
-  at: Date,
-): Promise<void> {
-  await sql`
-    insert into dials (call_id, owner, provider, state, created_at, sent_at, answered_at)
-    values (${call.callId}, ${owner}, ${call.provider}, 'sent', ${at}, ${at}, ${at})`.execute(trx);
-}
-
-/**
- * Marks a call that never reached the network as returned to the queue, inside the transaction
- * that returns it; `owner` (when given) must still hold its waiting record. False when the record
- * is not waiting (it went out meanwhile) or belongs to someone else.
- */
-export async function returnDial(trx: Db, callId: string, owner: string | null): Promise<boolean> {
-  const found = await sql<{ owner: string; state: DialState }>`
-    select owner, state from dials where call_id = ${callId} for update`.execute(trx);
-  const record = found.rows[0];
-  if (!record) {
-    // A call recorded before dial records existed: it is returned under a record saying so.
-    await sql`
-      insert into dials (call_id, owner, provider, state, created_at)
-      values (${callId}, ${owner ?? 'unknown'}, 'unknown', 'returned', now())`.execute(trx);
-    return true;
-  }
-  if (record.state !== 'waiting' || (owner !== null && record.owner !== owner)) return false;
-  await sql`update dials set state = 'returned' where call_id = ${callId}`.execute(trx);
-  return true;
-}
 
 /**
  * Dial records on the kysely database (PostgreSQL or PGlite), and this process's lease. Sends, the
