@@ -25,9 +25,9 @@ import type { ConversationEngine, VoiceModels } from '../../../voice/contracts.j
 import { runAnsweredCall } from '../../../voice/session.js';
 import { speechToolsAvailable } from '../../speech/tools.js';
 import { CallHost } from '../call-host.js';
-import { cutOffAfterAnswer, lastHeartbeat } from '../cut-off.js';
 import { RtpSession } from '../rtp.js';
 import { parseSdpAnswer } from './message.js';
+import { settleFromRecord, unanswered } from './settle.js';
 import { SipCallTransport } from './transport.js';
 import { TrunkGate } from './trunk-gate.js';
 import { type SipOutcome, SipUserAgent } from './uac.js';
@@ -43,27 +43,6 @@ export function publicAddressFor(bindAddress: string): string {
     if (found) return found.address;
   }
   return '127.0.0.1';
-}
-
-/** The end of a call nobody talked on: no answer, no audio, no transcription. */
-function unanswered(
-  callId: string,
-  status: FinalCallStatus,
-  error: string | null,
-  sipCode: number | null,
-  endedAt: Date,
-): CallEndedEvent {
-  return {
-    callId,
-    status,
-    duration: 0,
-    answeredAt: null,
-    endedAt,
-    error,
-    transcription: [],
-    sipCode,
-    endedReason: null,
-  };
 }
 
 /** The call did not go out: the provider stopped first, or its record is not this process's to send. */
@@ -213,29 +192,7 @@ export class SipVoiceProvider implements VoiceProvider {
    */
   async lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState> {
     if (this.host.holds(request.callId)) return { known: true, ended: null };
-    if (record.ended) return { known: true, ended: record.ended };
-    if (record.state !== 'sent') return { known: false, ended: null };
-    const heartbeat = lastHeartbeat(record);
-    if (!record.answeredAt) {
-      return {
-        known: true,
-        ended: unanswered(
-          request.callId,
-          'FAILED',
-          'The call was cut off before an answer: the process that placed it stopped',
-          null,
-          heartbeat,
-        ),
-      };
-    }
-    return {
-      known: true,
-      ended: cutOffAfterAnswer(
-        request.callId,
-        { ...record, answeredAt: record.answeredAt },
-        { sipCode: 200 },
-      ),
-    };
+    return settleFromRecord(request.callId, record);
   }
 
   recording(call: { id: string }): Promise<Recording | null> {
