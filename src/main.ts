@@ -21,6 +21,7 @@ import { loadSecrets } from './services/secrets.js';
 import { SipTrunkService } from './services/sip-trunks.js';
 import { WebhookService } from './services/webhooks.js';
 import { type LookupFn, webhookDispatcher } from './webhooks/address-guard.js';
+import type { Role } from './wiring/role.js';
 import { buildServices, type RuntimeServices } from './wiring/services.js';
 import { openConfiguredDatabase, openStorage, type StorageOverrides } from './wiring/storage.js';
 import { buildVoice, type VoiceOverrides } from './wiring/voice.js';
@@ -38,10 +39,12 @@ export const VERSION: string = (
   }
 ).version;
 
-export type Role = 'serve' | 'api' | 'worker';
+export type { Role };
 
 /** Adapters a caller (a test, a benchmark) may build itself instead of letting the config decide. */
 export interface RuntimeOverrides extends StorageOverrides, VoiceOverrides {
+  /** What the process is for (default `serve`): `api` builds no SIP or RTP stack. */
+  role?: Role;
   logger?: Logger;
   /** Milliseconds between reconciler passes when idle. */
   reconcileIdleMs?: number;
@@ -129,6 +132,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         signingSecrets: (callId) => webhooks.signingSecretsForCall(callId),
         trunks,
         version: VERSION,
+        role: overrides.role ?? 'serve',
       },
       opened,
     );
@@ -187,7 +191,12 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         analysis: services.analysis,
         idempotency: services.idempotency,
       },
-      { logger, reconcileIdleMs: overrides.reconcileIdleMs, dispatchTickMs: overrides.dispatchTickMs },
+      {
+        logger,
+        handOffs: database.kind !== 'pglite',
+        reconcileIdleMs: overrides.reconcileIdleMs,
+        dispatchTickMs: overrides.dispatchTickMs,
+      },
     );
     // Every role may hold calls, so every role keeps its host's recordings to their retention.
     const pruning = createRecordingPruner(new RecordingPruner(voice.recordings, logger), logger);

@@ -284,6 +284,13 @@ export interface DialRecord {
 }
 
 /**
+ * The owner named on the waiting record of a single call that an API process without a SIP stack
+ * (`outdial api`) hands to the workers: no process holds a lease under it, so any worker may
+ * adopt the record and place the call, at most once.
+ */
+export const HAND_OFF_OWNER = 'hand-off';
+
+/**
  * Dial records, in the shared database: what decides whether a call was placed. A record is
  * written before its provider reaches the network, so a call id goes out at most once across
  * processes and hosts. Each process holds a lease (renewed every few seconds) under `owner`.
@@ -310,6 +317,11 @@ export interface DialRecords {
   find(callId: string): Promise<DialRecord | null>;
   /** Takes the record of a call whose owner `from` is gone; false when another process did first. */
   adopt(callId: string, from: string): Promise<boolean>;
+  /**
+   * Gives this process's waiting record of a call to the workers (`HAND_OFF_OWNER`); false when
+   * it is not this process's waiting record any more.
+   */
+  handOff(callId: string): Promise<boolean>;
 }
 
 /**

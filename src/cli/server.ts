@@ -17,7 +17,7 @@ const printProgress: Progress = (line, level) => {
 
 export async function runServer(role: Role): Promise<void> {
   const config = loadConfig();
-  const runtime = await explained(config, () => createRuntime(config, { progress: printProgress }));
+  const runtime = await explained(config, () => createRuntime(config, { role, progress: printProgress }));
   const out = (line = '') => {
     flushStdoutLog();
     process.stdout.write(`${line}\n`);

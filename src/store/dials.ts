@@ -18,6 +18,11 @@ export interface DialsRepo {
    * `stuckBefore`.
    */
   unsettled(query: UnsettledQuery): Promise<UnsettledCall[]>;
+  /**
+   * ONGOING single calls an API process without a SIP stack handed off (their waiting records
+   * owned by `HAND_OFF_OWNER`), oldest first: a worker takes each and places it.
+   */
+  handedOff(limit: number): Promise<UnsettledCall[]>;
 }
 
 /** Which ONGOING calls `DialsRepo.unsettled` returns (see there). */

@@ -8,6 +8,7 @@ import { LocalDiskRecordings } from '../adapters/recordings/local-disk.js';
 import { RedisLeases } from '../adapters/redis/leases.js';
 import { RoutingVoiceProvider } from '../adapters/voice/router.js';
 import { SimulatedVoiceProvider } from '../adapters/voice/simulator.js';
+import { SipHandOff } from '../adapters/voice/sip/hand-off.js';
 import { publicAddressFor, SipVoiceProvider } from '../adapters/voice/sip/provider.js';
 import { WebCallProvider } from '../adapters/voice/web-provider.js';
 import type { Config } from '../config.js';
@@ -17,6 +18,7 @@ import type { CallEventBus } from '../services/events.js';
 import { loadConversationEngine } from '../voice/engines/index.js';
 import { HttpToolCaller } from '../voice/http-tools.js';
 import type { PrunedStore } from '../workers/recording-pruner.js';
+import type { Role } from './role.js';
 import type { Storage } from './storage.js';
 
 /** Simulated calls' spoken recordings are a cache on disk, kept at most this many days. */
@@ -58,6 +60,8 @@ export async function buildVoice(
     /** The SIP trunks calls are placed through. */
     trunks: TrunkDirectory;
     version: string;
+    /** The process's role: `api` holds no SIP stack and hands its SIP calls to the workers. */
+    role: Role;
   },
   opened: Array<() => Promise<void>>,
 ): Promise<Voice> {
@@ -151,33 +155,37 @@ export async function buildVoice(
     (overrides.wrapSimulator
       ? overrides.wrapSimulator(simulator as SimulatedVoiceProvider)
       : (simulator as SimulatedVoiceProvider));
-  const sip = new SipVoiceProvider({
-    publicAddress: config.sipPublicAddress ?? publicAddressFor(config.sipBindAddress),
-    bindAddress: config.sipBindAddress,
-    sipPort: config.sipPort,
-    rtpPorts: config.rtpPorts,
-    recordings: sipRecordings,
-    records: dials,
-    ringTimeoutMs: config.sipRingTimeoutMs,
-    maxCallMs: config.maxCallSeconds * 1000,
-    amd: config.amd,
-    trunks: context.trunks,
-    clock,
-    engine,
-    models: voiceModels,
-    // The start log the dispatcher uses: trunk rates and batch paces right before each INVITE.
-    limiter,
-    // Several processes share one Redis: each trunk's places are then held across all of them.
-    ...(redisCache ? { leases: new RedisLeases(redisCache.redis) } : {}),
-    live: liveChannel,
-    logger,
-    onSent: (callId, at) => void events.emit('call.sent', { callId, at }),
-    onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
-    onTrunkLoad: (trunk, up, waiting) => {
-      metrics.sipTrunkCalls.set({ trunk, state: 'up' }, up);
-      metrics.sipTrunkCalls.set({ trunk, state: 'waiting' }, waiting);
-    },
-  });
+  // `outdial api` builds no SIP or RTP stack: its single SIP calls are placed by the workers.
+  const sip: VoiceProvider =
+    context.role === 'api'
+      ? new SipHandOff({ records: dials, recordings: sipRecordings })
+      : new SipVoiceProvider({
+          publicAddress: config.sipPublicAddress ?? publicAddressFor(config.sipBindAddress),
+          bindAddress: config.sipBindAddress,
+          sipPort: config.sipPort,
+          rtpPorts: config.rtpPorts,
+          recordings: sipRecordings,
+          records: dials,
+          ringTimeoutMs: config.sipRingTimeoutMs,
+          maxCallMs: config.maxCallSeconds * 1000,
+          amd: config.amd,
+          trunks: context.trunks,
+          clock,
+          engine,
+          models: voiceModels,
+          // The start log the dispatcher uses: trunk rates and batch paces right before each INVITE.
+          limiter,
+          // Several processes share one Redis: each trunk's places are then held across all of them.
+          ...(redisCache ? { leases: new RedisLeases(redisCache.redis) } : {}),
+          live: liveChannel,
+          logger,
+          onSent: (callId, at) => void events.emit('call.sent', { callId, at }),
+          onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
+          onTrunkLoad: (trunk, up, waiting) => {
+            metrics.sipTrunkCalls.set({ trunk, state: 'up' }, up);
+            metrics.sipTrunkCalls.set({ trunk, state: 'waiting' }, waiting);
+          },
+        });
   // Calls from the dashboard's "Talk to this agent": a browser on a WebSocket, never dialed.
   const webCalls = new WebCallProvider({
     engine,

@@ -17,11 +17,29 @@ export function buildWorkers(
     analysis: AnalysisService;
     idempotency: IdempotencyService;
   },
-  options: { logger: Logger; reconcileIdleMs?: number | undefined; dispatchTickMs?: number | undefined },
+  options: {
+    logger: Logger;
+    /** Whether API processes may share the database (PostgreSQL): then their hand-offs are taken. */
+    handOffs: boolean;
+    reconcileIdleMs?: number | undefined;
+    dispatchTickMs?: number | undefined;
+  },
 ): PollLoop[] {
   const { logger } = options;
   return [
     createReconciler(parts.reconciler, logger, options.reconcileIdleMs),
+    // Single SIP calls an `outdial api` process handed over (it holds no SIP stack); none can on
+    // the embedded database, which is one process's alone.
+    ...(options.handOffs
+      ? [
+          new PollLoop({
+            name: 'hand-offs',
+            idleMs: 200,
+            logger,
+            tick: () => parts.reconciler.takeHandOffs(),
+          }),
+        ]
+      : []),
     new PollLoop({
       name: 'dispatcher',
       idleMs: options.dispatchTickMs ?? 200,

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
 import { dialVariables } from '../domain/agent-call.js';
-import type { DialRecord, DialRequest } from '../ports.js';
+import { failedDialEnd } from '../domain/call.js';
+import { type DialRecord, type DialRequest, HAND_OFF_OWNER } from '../ports.js';
 import { agentForDial } from '../services/calls/intake.js';
 import type { CallLifecycle } from '../services/calls/lifecycle.js';
 import type { LiveView } from '../services/calls/live-view.js';
 import type { Deps } from '../services/deps.js';
+import type { UnsettledCall } from '../store/dials.js';
 import { PollLoop } from './loop.js';
 
 /**
@@ -55,29 +57,23 @@ export class Reconciler {
       stuckBefore,
       limit: options.limit ?? 200,
     });
+    return this.settleAll(rows);
+  }
+
+  /**
+   * Places the single SIP calls an `outdial api` process handed to the workers (it holds no SIP
+   * stack): each is adopted by one worker and dialed under its id, as a gone owner's call would
+   * be. The `hand-offs` loop runs this often, so a handed-off call waits a pass, not a sweep.
+   */
+  async takeHandOffs(limit = 50): Promise<number> {
+    return this.settleAll(await this.deps.store.dials.handedOff(limit));
+  }
+
+  private async settleAll(rows: UnsettledCall[]): Promise<number> {
     let handled = 0;
     for (const row of rows) {
-      const { record } = row;
-      const request: DialRequest = {
-        callId: row.id,
-        to: row.phone_number,
-        attempt: row.attempt,
-        agent: agentForDial({
-          id: row.agent_id,
-          name: row.agent_name,
-          basic_details: row.basic_details,
-          sip_trunk_id: row.sip_trunk_id,
-        }),
-        contact: { id: row.contact_id, name: row.contact_name },
-        provider: row.provider,
-        variables: dialVariables(
-          { name: row.contact_name, phoneNumber: row.phone_number, company: row.contact_company },
-          row.contact_metadata,
-          row.variables,
-        ),
-      };
       try {
-        if (await this.settleOrphan(row, request, record)) handled++;
+        if (await this.settleOrphan(row, requestOf(row), row.record)) handled++;
       } catch (error) {
         // One call that cannot be settled now must not hold up the others behind it.
         this.deps.logger.error({ err: error, callId: row.id }, 'could not settle a call whose owner is gone');
@@ -125,7 +121,9 @@ export class Reconciler {
       !(await this.deps.dials.adopt(call.id, record.owner))
     )
       return false;
-    this.deps.logger.warn({ callId: call.id }, 'a call that never went out is dialed now');
+    if (record?.owner === HAND_OFF_OWNER)
+      this.deps.logger.debug({ callId: call.id }, 'a call an API process handed off is dialed here');
+    else this.deps.logger.warn({ callId: call.id }, 'a call that never went out is dialed now');
     await this.live.putLive({
       callId: call.id,
       userId: call.user_id,
@@ -138,9 +136,37 @@ export class Reconciler {
       duration: null,
       recordingUrl: null,
     });
-    await this.deps.provider.dial(request);
+    try {
+      await this.deps.provider.dial(request);
+    } catch (error) {
+      // As a single dial the provider refuses: FAILED, never answered, nothing charged.
+      this.deps.logger.error({ err: error, callId: call.id }, 'provider refused the dial');
+      await this.lifecycle.finish(failedDialEnd(call.id, this.deps.clock.now()));
+    }
     return true;
   }
+}
+
+/** The dial request of a call to settle, rebuilt from its rows as the intake built it. */
+function requestOf(row: UnsettledCall): DialRequest {
+  return {
+    callId: row.id,
+    to: row.phone_number,
+    attempt: row.attempt,
+    agent: agentForDial({
+      id: row.agent_id,
+      name: row.agent_name,
+      basic_details: row.basic_details,
+      sip_trunk_id: row.sip_trunk_id,
+    }),
+    contact: { id: row.contact_id, name: row.contact_name },
+    provider: row.provider,
+    variables: dialVariables(
+      { name: row.contact_name, phoneNumber: row.phone_number, company: row.contact_company },
+      row.contact_metadata,
+      row.variables,
+    ),
+  };
 }
 
 /** Finishes calls left ONGOING by a process that died mid-call, from what the provider reports. */

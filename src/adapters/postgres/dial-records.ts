@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { CallEndedEvent, DialRecord, DialRecords } from '../../ports.js';
+import { type CallEndedEvent, type DialRecord, type DialRecords, HAND_OFF_OWNER } from '../../ports.js';
 import type { CallProgress, CallProgressSink } from '../../store/index.js';
 import type { Db } from './database.js';
 import { DIAL_RECORD_COLUMNS, type DialRecordRow, dialRecordFrom, type StoredEnd } from './repos/dials.js';
@@ -213,6 +213,14 @@ export class DbDialRecords implements DialRecords {
       update dials set owner = ${this.owner} where call_id = ${callId} and owner = ${from}
       returning call_id`.execute(this.db);
     return taken.rows.length === 1;
+  }
+
+  async handOff(callId: string): Promise<boolean> {
+    const given = await sql<{ call_id: string }>`
+      update dials set owner = ${HAND_OFF_OWNER}
+      where call_id = ${callId} and owner = ${this.owner} and state = 'waiting'
+      returning call_id`.execute(this.db);
+    return given.rows.length === 1;
   }
 
   private async prune(): Promise<void> {

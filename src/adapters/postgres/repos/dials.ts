@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { CallEndedEvent, DialRecord, DialState } from '../../../ports.js';
+import { type RawBuilder, sql } from 'kysely';
+import { type CallEndedEvent, type DialRecord, type DialState, HAND_OFF_OWNER } from '../../../ports.js';
 import type { DialsRepo, UnsettledCall, UnsettledQuery } from '../../../store/dials.js';
 import type { Db } from '../database.js';
 
@@ -122,6 +122,35 @@ export class PgDialsRepo implements DialsRepo {
 
   async unsettled(query: UnsettledQuery): Promise<UnsettledCall[]> {
     const { owner, all, unrecordedBefore, lostBefore, stuckBefore, limit } = query;
+    return this.callsToSettle(
+      sql`
+      c.status = 'ONGOING'
+      and (
+        (d.call_id is null and c.created_at < ${unrecordedBefore})
+        or (d.owner <> ${owner} and (${all} or o.id is null or o.lease_until < now()))
+        or (d.state in ('sent', 'ended') and (d.owner = ${owner} or d.state = 'ended')
+            and coalesce(d.sent_at, d.created_at) < ${lostBefore})
+        or (d.owner = ${owner} and d.state = 'waiting' and d.created_at < ${stuckBefore})
+      )
+      -- Calls of gone owners first: this process's own long calls (checked for a lost end, and
+      -- usually still up here) must never fill the page and hold a dead worker's calls back.
+      order by (d.owner = ${owner} and d.state = 'sent') nulls first, c.created_at`,
+      limit,
+    );
+  }
+
+  handedOff(limit: number): Promise<UnsettledCall[]> {
+    // The partial index on the owner of records not ended finds these without a scan.
+    return this.callsToSettle(
+      sql`
+      d.owner = ${HAND_OFF_OWNER} and d.state = 'waiting' and c.status = 'ONGOING'
+      order by d.created_at`,
+      limit,
+    );
+  }
+
+  /** ONGOING calls with their agent, contact and dial record, chosen by `where` (with its order). */
+  private async callsToSettle(where: RawBuilder<unknown>, limit: number): Promise<UnsettledCall[]> {
     const rows = (
       await sql<DialRecordRow & Omit<UnsettledCall, 'record'>>`
         select c.id, c.phone_number, c.attempt, c.created_at, c.user_id, c.batch_id, c.batch_seq, c.provider,
@@ -133,17 +162,7 @@ export class PgDialsRepo implements DialsRepo {
         join contacts ct on ct.id = c.contact_id
         left join dials d on d.call_id = c.id
         left join dial_owners o on o.id = d.owner
-        where c.status = 'ONGOING'
-          and (
-            (d.call_id is null and c.created_at < ${unrecordedBefore})
-            or (d.owner <> ${owner} and (${all} or o.id is null or o.lease_until < now()))
-            or (d.state in ('sent', 'ended') and (d.owner = ${owner} or d.state = 'ended')
-                and coalesce(d.sent_at, d.created_at) < ${lostBefore})
-            or (d.owner = ${owner} and d.state = 'waiting' and d.created_at < ${stuckBefore})
-          )
-        -- Calls of gone owners first: this process's own long calls (checked for a lost end, and
-        -- usually still up here) must never fill the page and hold a dead worker's calls back.
-        order by (d.owner = ${owner} and d.state = 'sent') nulls first, c.created_at
+        where ${where}
         limit ${limit}`.execute(this.db)
     ).rows;
     return rows.map((row) => ({ ...row, record: dialRecordFrom(row) }));

@@ -1,0 +1,146 @@
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../src/adapters/postgres/database.js';
+import {
+  ADMIN_TOKEN,
+  createTestStorage,
+  DATABASE_TEST_URL,
+  eventually,
+  JWT_SECRET,
+  type TestStorage,
+} from '../helpers/app.js';
+import { type Child, childEnv, freePort, startCli } from '../helpers/process.js';
+import { deleteKeysOf, keyIdsIn, redisTestUrl } from '../helpers/redis.js';
+import { type Sipp, startSipp } from '../helpers/sipp.js';
+
+/** Whether this process can bind UDP `port` on loopback: nobody else holds it. */
+function udpPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = dgram.createSocket('udp4');
+    socket.once('error', () => resolve(false));
+    socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(true)));
+  });
+}
+
+/**
+ * `outdial api` holds no SIP or RTP stack: a single call through a trunk that it is asked for is
+ * handed to a worker, which places it (once) and settles it. Seen from outside: the API answers
+ * the dial, the carrier's INVITE comes from the worker's SIP port, the API's SIP port is never
+ * bound, and the call ends with the carrier's answer.
+ */
+describe('outdial api hands its SIP calls to the workers', () => {
+  const children: Child[] = [];
+  const dirs: string[] = [];
+  let storage: TestStorage;
+  let handle: DatabaseHandle | undefined;
+  let far: Sipp | undefined;
+  const redisUrl = redisTestUrl(5);
+  afterAll(async () => {
+    for (const child of children) await child.stop('SIGKILL');
+    far?.child.kill('SIGKILL');
+    if (handle) await deleteKeysOf(redisUrl, await keyIdsIn(handle.db));
+    await handle?.close();
+    await storage?.dispose();
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('places a single SIP call from a worker, never from the API process', async () => {
+    storage = await createTestStorage('postgres');
+    handle = await storage.open();
+    const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-api-role-'));
+    dirs.push(logDir);
+    const log = path.join(logDir, 'sipp.log');
+    far = await startSipp('busy', { calls: 1, messageLog: log, timeoutSeconds: 90 });
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env = (sipPort: number, rtpPorts: string) => {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-host-'));
+      dirs.push(dataDir);
+      return childEnv({
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        OUTDIAL_DATA_DIR: dataDir,
+        DATABASE_URL: `${DATABASE_TEST_URL}?options=${encodeURIComponent(`-c search_path=${storage.schema}`)}`,
+        REDIS_URL: redisUrl,
+        OUTDIAL_ADMIN_TOKEN: ADMIN_TOKEN,
+        OUTDIAL_JWT_SECRET: JWT_SECRET,
+        OUTDIAL_DEMO_MINUTES: '100',
+        OUTDIAL_SIP_BIND: '127.0.0.1',
+        OUTDIAL_SIP_PORT: String(sipPort),
+        OUTDIAL_RTP_PORTS: rtpPorts,
+      });
+    };
+    const apiSipPort = await freePort();
+    const workerSipPort = await freePort();
+    const api = startCli(['api'], env(apiSipPort, '47000-47099'));
+    children.push(api);
+    await api.waitFor(/API key:\s+(\S+)/, 60_000);
+    const key = api.output().match(/API key:\s+(\S+)/)?.[1] ?? '';
+    const userId = api.output().match(/user:\s+(usr_\S+)/)?.[1] ?? '';
+    const worker = startCli(['worker'], env(workerSipPort, '47100-47199'));
+    children.push(worker);
+    await worker.waitFor(/worker running/, 60_000);
+
+    const admin = async (url: string, body: unknown) => {
+      const res = await fetch(`${base}${url}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const trunkId = await admin('/admin/v1/sip-trunks', {
+      userId,
+      name: 'sipp',
+      host: '127.0.0.1',
+      port: far.port,
+      fromNumber: '+14155550100',
+    });
+    const agentId = await admin('/admin/v1/agents', {
+      userId,
+      name: 'Phone agent',
+      sipTrunkId: trunkId,
+      basicDetails: { agent_name: 'Ava', agentLanguage: 'en-us', prompts: [] },
+    });
+
+    const dialed = await fetch(`${base}/api/v1/call/dial`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ agentConfigId: agentId, to: '+14155550125' }),
+    });
+    expect(dialed.status).toBe(200);
+    const { callId } = (await dialed.json()) as { callId: string };
+
+    const ended = await eventually(
+      async () => {
+        const res = await fetch(`${base}/api/v1/call/check-status?callId=${callId}`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        const call = ((await res.json()) as { data: { status: string; sipStatusCode: number | null } }).data;
+        return call.status === 'ONGOING' ? undefined : call;
+      },
+      30_000,
+      100,
+    );
+    expect(ended).toMatchObject({ status: 'BUSY', sipStatusCode: 486 });
+
+    // The carrier was asked once, by the worker's SIP socket.
+    const sent = fs.readFileSync(log, 'utf8');
+    const invites = sent.match(/^INVITE sip:/gm) ?? [];
+    expect(invites).toHaveLength(1);
+    expect(sent).toMatch(new RegExp(`^Via: SIP/2\\.0/UDP 127\\.0\\.0\\.1:${workerSipPort}`, 'm'));
+    // The record names the worker process as its owner.
+    const records = await sql<{ owner: string; state: string }>`
+      select owner, state from dials where call_id = ${callId}`.execute(handle.db);
+    expect(records.rows).toHaveLength(1);
+    expect(records.rows[0]?.state).toBe('ended');
+    expect(records.rows[0]?.owner.split(':')[1]).toBe(String(worker.process.pid));
+    // Nothing in the API process ever bound its SIP port.
+    expect(await udpPortFree(apiSipPort)).toBe(true);
+  }, 120_000);
+});
