@@ -1,20 +1,11 @@
 import dgram from 'node:dgram';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/adapters/postgres/database.js';
-import {
-  ADMIN_TOKEN,
-  createTestStorage,
-  DATABASE_TEST_URL,
-  eventually,
-  JWT_SECRET,
-  type TestStorage,
-} from '../helpers/app.js';
-import { type Child, childEnv, freePort, startCli } from '../helpers/process.js';
-import { deleteKeysOf, keyIdsIn, redisTestUrl } from '../helpers/redis.js';
+import { ADMIN_TOKEN, eventually } from '../helpers/app.js';
+import { type SharedHosts, sharedHosts } from '../helpers/hosts.js';
+import { freePort, startCli } from '../helpers/process.js';
 import { type Sipp, startSipp } from '../helpers/sipp.js';
 
 /** Whether this process can bind UDP `port` on loopback: nobody else holds it. */
@@ -33,47 +24,26 @@ function udpPortFree(port: number): Promise<boolean> {
  * bound, and the call ends with the carrier's answer.
  */
 describe('outdial api hands its SIP calls to the workers', () => {
-  const children: Child[] = [];
-  const dirs: string[] = [];
-  let storage: TestStorage;
-  let handle: DatabaseHandle | undefined;
+  let hosts: SharedHosts | undefined;
   let far: Sipp | undefined;
-  const redisUrl = redisTestUrl(5);
   afterAll(async () => {
-    for (const child of children) await child.stop('SIGKILL');
     far?.child.kill('SIGKILL');
-    if (handle) await deleteKeysOf(redisUrl, await keyIdsIn(handle.db));
-    await handle?.close();
-    await storage?.dispose();
-    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+    await hosts?.stop();
   });
 
   it('places a single SIP call from a worker, never from the API process', async () => {
-    storage = await createTestStorage('postgres');
-    handle = await storage.open();
-    const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-api-role-'));
-    dirs.push(logDir);
-    const log = path.join(logDir, 'sipp.log');
+    hosts = await sharedHosts(5);
+    const { base, children } = hosts;
+    const log = path.join(hosts.tempDir('outdial-api-role-'), 'sipp.log');
     far = await startSipp('busy', { calls: 1, messageLog: log, timeoutSeconds: 90 });
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const env = (sipPort: number, rtpPorts: string) => {
-      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-host-'));
-      dirs.push(dataDir);
-      return childEnv({
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        OUTDIAL_DATA_DIR: dataDir,
-        DATABASE_URL: `${DATABASE_TEST_URL}?options=${encodeURIComponent(`-c search_path=${storage.schema}`)}`,
-        REDIS_URL: redisUrl,
-        OUTDIAL_ADMIN_TOKEN: ADMIN_TOKEN,
-        OUTDIAL_JWT_SECRET: JWT_SECRET,
+    const shared = hosts;
+    const env = (sipPort: number, rtpPorts: string) =>
+      shared.env({
         OUTDIAL_DEMO_MINUTES: '100',
         OUTDIAL_SIP_BIND: '127.0.0.1',
         OUTDIAL_SIP_PORT: String(sipPort),
         OUTDIAL_RTP_PORTS: rtpPorts,
       });
-    };
     const apiSipPort = await freePort();
     const workerSipPort = await freePort();
     const api = startCli(['api'], env(apiSipPort, '47000-47099'));
@@ -136,7 +106,7 @@ describe('outdial api hands its SIP calls to the workers', () => {
     expect(sent).toMatch(new RegExp(`^Via: SIP/2\\.0/UDP 127\\.0\\.0\\.1:${workerSipPort}`, 'm'));
     // The record names the worker process as its owner.
     const records = await sql<{ owner: string; state: string }>`
-      select owner, state from dials where call_id = ${callId}`.execute(handle.db);
+      select owner, state from dials where call_id = ${callId}`.execute(hosts.handle.db);
     expect(records.rows).toHaveLength(1);
     expect(records.rows[0]?.state).toBe('ended');
     expect(records.rows[0]?.owner.split(':')[1]).toBe(String(worker.process.pid));

@@ -1,19 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/adapters/postgres/database.js';
-import {
-  ADMIN_TOKEN,
-  createTestStorage,
-  DATABASE_TEST_URL,
-  eventually,
-  JWT_SECRET,
-  type TestStorage,
-} from '../helpers/app.js';
-import { type Child, childEnv, freePort, startCli } from '../helpers/process.js';
-import { deleteKeysOf, keyIdsIn, redisTestUrl } from '../helpers/redis.js';
+import { ADMIN_TOKEN, eventually } from '../helpers/app.js';
+import { type SharedHosts, sharedHosts } from '../helpers/hosts.js';
+import { startCli } from '../helpers/process.js';
 import { type Sipp, startSipp } from '../helpers/sipp.js';
 
 /** Per number called, the SIP Call-IDs of the INVITEs sipp received (retransmissions count once). */
@@ -41,42 +32,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * lost, and a call the killed worker had sent is settled as cut off, never dialed again.
  */
 describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', () => {
-  const children: Child[] = [];
-  const dirs: string[] = [];
-  let storage: TestStorage;
-  let handle: DatabaseHandle | undefined;
+  let hosts: SharedHosts | undefined;
   let far: Sipp | undefined;
-  const redisUrl = redisTestUrl(3);
   afterAll(async () => {
-    for (const child of children) await child.stop('SIGKILL');
     far?.child.kill('SIGKILL');
-    if (handle) await deleteKeysOf(redisUrl, await keyIdsIn(handle.db));
-    await handle?.close();
-    await storage?.dispose();
-    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+    await hosts?.stop();
   });
 
   it('never dials a long call twice, and settles a killed host’s calls from the shared records', async () => {
-    storage = await createTestStorage('postgres');
-    handle = await storage.open();
-    const db = handle.db;
-    const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-two-hosts-'));
-    dirs.push(logDir);
-    const log = path.join(logDir, 'sipp.log');
+    hosts = await sharedHosts(3);
+    const { base, children } = hosts;
+    const db = hosts.handle.db;
+    const log = path.join(hosts.tempDir('outdial-two-hosts-'), 'sipp.log');
     far = await startSipp('ring', { calls: 6, messageLog: log, timeoutSeconds: 170 });
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const env = (rtpPorts: string) => {
-      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outdial-host-'));
-      dirs.push(dataDir);
-      return childEnv({
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        OUTDIAL_DATA_DIR: dataDir,
-        DATABASE_URL: `${DATABASE_TEST_URL}?options=${encodeURIComponent(`-c search_path=${storage.schema}`)}`,
-        REDIS_URL: redisUrl,
-        OUTDIAL_ADMIN_TOKEN: ADMIN_TOKEN,
-        OUTDIAL_JWT_SECRET: JWT_SECRET,
+    const shared = hosts;
+    const env = (rtpPorts: string) =>
+      shared.env({
         OUTDIAL_DEMO_MINUTES: '1000',
         // The old sweep took any call older than these plus 10 s for a lost one.
         OUTDIAL_SIM_RING_MS: '20',
@@ -86,7 +57,6 @@ describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', 
         OUTDIAL_RTP_PORTS: rtpPorts,
         OUTDIAL_SIP_RING_TIMEOUT_MS: '30000',
       });
-    };
     const api = startCli(['api'], env('48000-48499'));
     children.push(api);
     await api.waitFor(/API key:\s+(\S+)/, 60_000);
