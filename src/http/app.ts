@@ -9,7 +9,7 @@ import { TALK_MAX_PAYLOAD } from './dashboard/talk.js';
 import { clientErrorResponse, handleError } from './errors.js';
 import { registerInputChecks } from './input.js';
 import { declareCommonErrors, openApiOptions } from './openapi.js';
-import { LOG_SERIALIZERS, OneLineRequestLog } from './request-log.js';
+import { JsonRequestLog, LOG_SERIALIZERS, OneLineRequestLog } from './request-log.js';
 import type { App, BuildAppOptions } from './route-kit.js';
 import { registerDocs } from './routes/docs.js';
 import { registerAdminRoutes, registerApiRoutes } from './routes/index.js';
@@ -32,7 +32,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     loggerInstance: options.logger.child({}, { serializers: LOG_SERIALIZERS }),
     bodyLimit: DEFAULT_BODY_LIMIT,
     requestIdHeader: 'x-request-id',
-    ...(options.conciseRequestLog ? { logController: new OneLineRequestLog() } : {}),
+    logController: options.conciseRequestLog ? new OneLineRequestLog() : new JsonRequestLog(),
     // A request arriving while the app closes is answered 503 by our own hook below, in the spec's
     // body (Fastify's own 503 carries `statusCode` and no code).
     return503OnClosing: false,

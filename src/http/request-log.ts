@@ -31,3 +31,27 @@ export class OneLineRequestLog extends LogController {
     else reply.log.info(line);
   }
 }
+
+/**
+ * Fastify's request logging in the JSON format: one `info` record a request, "request completed",
+ * written when it is answered and carrying the request (`req`: method, URL, host, client address),
+ * the reply's status (`res`) and `responseTime` in ms; "request errored" at `error` when it failed.
+ * The "incoming request" record is kept at `debug`, for finding a request that never completes.
+ */
+export class JsonRequestLog extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
+  }
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (error) {
+      reply.log.error(
+        { req: request, res: reply, err: error, responseTime: reply.elapsedTime },
+        'request errored',
+      );
+    } else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}

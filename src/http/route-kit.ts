@@ -68,7 +68,7 @@ export interface BuildAppOptions {
   logger: FastifyBaseLogger;
   /**
    * One info line a request, `GET /api/v1/calls 200 4.2 ms`, when it is answered (LOG_FORMAT=pretty),
-   * instead of Fastify's two JSON records ("incoming request", "request completed").
+   * instead of the JSON record "request completed" (`JsonRequestLog`).
    */
   conciseRequestLog?: boolean;
   version: string;

@@ -48,8 +48,16 @@ describe(`what a start prints (${STORE})`, () => {
               .filter((line) => line.startsWith('{'))
               .map((line) => JSON.parse(line) as { msg: string; level: number });
             expect(records.map((r) => r.msg)).toEqual(
-              expect.arrayContaining(['incoming request', 'request completed', 'voice models']),
+              expect.arrayContaining(['request completed', 'voice models']),
             );
+            // One record a request at info, with the request, its status and its time.
+            expect(records.map((r) => r.msg)).not.toContain('incoming request');
+            expect(records.find((r) => r.msg === 'request completed')).toMatchObject({
+              level: 30,
+              req: { method: 'GET', url: '/livez' },
+              res: { statusCode: 200 },
+              responseTime: expect.any(Number),
+            });
             expect(child.output()).not.toMatch(/^\d\d:\d\d:\d\d /m);
           } else {
             await child.waitFor(/^\d\d:\d\d:\d\d GET \/livez 200 \d+\.\d ms$/m);
