@@ -20,6 +20,7 @@ import type {
 } from '../contracts.js';
 import type { HttpToolCaller } from '../http-tools.js';
 import { type HeardTurn, Listening } from '../listening.js';
+import { Overlaps } from '../overlap.js';
 import { SentenceSplitter } from '../sentences.js';
 import { APOLOGY, speakApology } from './apology.js';
 import { CallTools, sessionPrompt } from './call-tools.js';
@@ -71,14 +72,6 @@ class OperatorLine {
 const DEFAULT_MAX_TURN_MS = 6000;
 const DEFAULT_TOOL_ROUNDS = 5;
 const DEFAULT_MODEL_TIMEOUT_MS = 10_000;
-/** The quick transcription that confirms a barge-in gets this long; none in time is no barge-in yet. */
-const BARGE_IN_STT_MS = 2000;
-/** The least overlap a barge-in check transcribes (with the pre-roll, a third of a second). */
-const MIN_OVERLAP_AUDIO_MS = 150;
-/** Speech-to-text's answer time assumed before the call has measured one. */
-const INITIAL_STT_ESTIMATE_MS = 150;
-/** Audio before the detected start that goes with the overlap's transcription (the first syllable). */
-const PRE_ROLL_MS = 200;
 /** Received audio kept for barge-in checks. */
 const KEPT_AUDIO_MS = 10_000;
 
@@ -112,17 +105,6 @@ interface ActiveTurn {
   interrupted: boolean;
 }
 
-/** Callee speech that started while the agent's turn was in progress. */
-interface Overlap {
-  /** The agent turn it overlaps: only that one may be stopped by it. */
-  turn: ActiveTurn;
-  startedAt: number;
-  ended: boolean;
-  confirmed: boolean;
-  checking: boolean;
-  timer: NodeJS.Timeout | null;
-}
-
 type Outcome = 'continue' | 'ended';
 
 class LlmConversation {
@@ -134,14 +116,12 @@ class LlmConversation {
   private readonly operatorLines: string[] = [];
   private wake: (() => void) | null = null;
   private active: ActiveTurn | null = null;
-  private overlap: Overlap | null = null;
   private calleeSpeaking = false;
   /** Last time either side spoke: silence is counted from it. */
   private lastActivity = Date.now();
   private reprompted = false;
   /** Counts the callee's activity, so a reprompt can tell whether it was answered. */
   private calleeActivity = 0;
-  private sttEstimateMs = INITIAL_STT_ESTIMATE_MS;
   private finished = false;
   private listening: Listening | null = null;
   private readonly cleanups: Array<() => void> = [];
@@ -149,6 +129,7 @@ class LlmConversation {
   private readonly maxToolRounds: number;
   private failing = false;
   private readonly callTools: CallTools;
+  private readonly overlaps: Overlaps<ActiveTurn>;
 
   constructor(
     private readonly session: ConversationSession,
@@ -166,6 +147,17 @@ class LlmConversation {
       speak: (text) => this.speakLine(text),
     });
     this.history.push({ role: 'system', content: sessionPrompt(session) });
+    this.overlaps = new Overlaps<ActiveTurn>(
+      {
+        active: () => this.active,
+        finished: () => this.finished,
+        stop: (turn, startedAt) => this.bargeIn(turn, startedAt),
+        listening: () => this.listening,
+      },
+      session.config.interruption,
+      session.signal,
+      this.log,
+    );
   }
 
   async run(): Promise<void> {
@@ -231,7 +223,7 @@ class LlmConversation {
     } finally {
       this.finished = true;
       this.active?.controller.abort();
-      if (this.overlap?.timer) clearTimeout(this.overlap.timer);
+      this.overlaps.close();
       for (const cleanup of this.cleanups) cleanup();
       await this.listening?.close();
     }
@@ -276,87 +268,13 @@ class LlmConversation {
     if (this.finished) return;
     this.calleeSpeaking = true;
     this.heardCallee();
-    const active = this.active;
-    if (!active || active.interrupted || this.overlap) return;
-    const overlap: Overlap = {
-      turn: active,
-      startedAt,
-      ended: false,
-      confirmed: false,
-      checking: false,
-      timer: null,
-    };
-    this.overlap = overlap;
-    const { minSpeechMs, ignoreWords } = this.session.config.interruption;
-    // Without backchannels to tell apart the stop comes at minSpeechMs. With them, the first
-    // transcription is sent early enough to be back at about minSpeechMs, not one STT later.
-    const firstCheckAt =
-      ignoreWords.length === 0
-        ? startedAt + minSpeechMs
-        : startedAt + Math.max(MIN_OVERLAP_AUDIO_MS, minSpeechMs - this.sttEstimateMs);
-    overlap.timer = setTimeout(() => void this.checkOverlap(overlap), Math.max(0, firstCheckAt - Date.now()));
+    this.overlaps.speechStarted(startedAt);
   }
 
-  /**
-   * The callee speaks over the agent: a barge-in once they have spoken for minSpeechMs and what
-   * they said has a word other than a backchannel. The overlap is transcribed (quickly: it is
-   * short) and checked again while the callee goes on, so "yeah" lets the agent talk on and
-   * "yeah, but wait" stops it.
-   */
-  private async checkOverlap(overlap: Overlap): Promise<void> {
-    overlap.timer = null;
-    if (overlap !== this.overlap || overlap.ended || overlap.checking || !this.overlapsNow(overlap)) return;
-    const { minSpeechMs, ignoreWords } = this.session.config.interruption;
-    if (ignoreWords.length === 0) {
-      this.bargeIn(overlap);
-      return;
-    }
-    overlap.checking = true;
-    let words = '';
-    const sent = Date.now();
-    try {
-      const signal = AbortSignal.any([this.session.signal, AbortSignal.timeout(BARGE_IN_STT_MS)]);
-      const listening = this.listening;
-      if (listening)
-        words = await listening.transcribe(listening.audioSince(overlap.startedAt - PRE_ROLL_MS), signal);
-      this.noteSttMs(Date.now() - sent);
-    } catch (error) {
-      this.log?.debug({ err: error }, 'the barge-in check could not transcribe the overlap');
-    } finally {
-      overlap.checking = false;
-    }
-    if (overlap !== this.overlap || !this.overlapsNow(overlap)) return;
-    if (words.trim() !== '' && !isBackchannel(words, ignoreWords)) {
-      const dueMs = overlap.startedAt + minSpeechMs - Date.now();
-      if (dueMs <= 0) this.bargeIn(overlap);
-      // Words already, but not minSpeechMs of speech yet: a short "no" does not stop the agent.
-      else
-        overlap.timer = setTimeout(() => {
-          if (!overlap.ended) this.bargeIn(overlap);
-        }, dueMs);
-      return;
-    }
-    const againMs = Math.max(MIN_OVERLAP_AUDIO_MS, minSpeechMs / 2);
-    if (!overlap.ended) overlap.timer = setTimeout(() => void this.checkOverlap(overlap), againMs);
-  }
-
-  /** Keeps a running estimate of speech-to-text's answer time, for timing the barge-in checks. */
-  private noteSttMs(ms: number): void {
-    this.sttEstimateMs = Math.min(1000, Math.max(50, 0.7 * this.sttEstimateMs + 0.3 * ms));
-  }
-
-  /** The overlap's agent turn is still the one in progress, and still talking. */
-  private overlapsNow(overlap: Overlap): boolean {
-    return !this.finished && this.active === overlap.turn && !overlap.turn.interrupted;
-  }
-
-  private bargeIn(overlap: Overlap): void {
-    if (!this.overlapsNow(overlap)) return;
-    const active = overlap.turn;
-    overlap.confirmed = true;
-    active.interrupted = true;
+  /** The callee barged in on `active` (their speech started at `startedAt`): the agent stops. */
+  private bargeIn(active: ActiveTurn, startedAt: number): void {
     active.output?.stop();
-    const stopMs = Date.now() - overlap.startedAt;
+    const stopMs = Date.now() - startedAt;
     active.controller.abort(new Error('barge-in'));
     // What was heard is known once the transport reports what it played.
     void active.output
@@ -376,43 +294,24 @@ class LlmConversation {
     if (this.finished) return;
     this.calleeSpeaking = false;
     this.heardCallee();
-    const overlap = this.overlap;
-    this.overlap = null;
-    if (overlap) {
-      overlap.ended = true;
-      if (overlap.timer) clearTimeout(overlap.timer);
-    }
-    const { session } = this;
+    const overlapped = this.overlaps.speechEnded(turn);
     const input: CalleeInput = {
       words: turn.words.then(
         (text) => {
           input.sttMs = turn.sttMs;
-          if (turn.sttMs !== null) this.noteSttMs(turn.sttMs);
           return text;
         },
         (error: unknown) => {
           throw new ModelStageError('stt', error);
         },
       ),
-      overlapped: overlap !== null && !overlap.confirmed,
+      overlapped,
       speechEndedAt: turn.speechEndedAt,
       endpointingMs: turn.endpointingMs,
       sttMs: null,
     };
     // Awaited by the turn loop when it gets there; marked handled now so a failure waits for it.
     input.words.catch(() => undefined);
-    // Words over a reply the quick checks did not catch in time still stop it, once known.
-    if (input.overlapped && overlap) {
-      const spokenMs = turn.speechEndedAt - overlap.startedAt;
-      input.words
-        .then((text) => {
-          const { minSpeechMs, ignoreWords } = session.config.interruption;
-          if (spokenMs >= minSpeechMs && text.trim() !== '' && !isBackchannel(text, ignoreWords)) {
-            this.bargeIn(overlap);
-          }
-        })
-        .catch(() => undefined);
-    }
     this.push(input);
   }
 
@@ -511,12 +410,7 @@ class LlmConversation {
   private done(active: ActiveTurn): void {
     if (this.active === active) this.active = null;
     if (!active.controller.signal.aborted) active.controller.abort();
-    const overlap = this.overlap;
-    // Speech that started over this turn and goes on is a turn of its own now, not an overlap.
-    if (overlap && !overlap.confirmed) {
-      if (overlap.timer) clearTimeout(overlap.timer);
-      this.overlap = null;
-    }
+    this.overlaps.done();
     this.touch();
   }
 
