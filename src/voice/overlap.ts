@@ -1,12 +1,12 @@
 /**
- * Speech of the far end over the agent's: the LLM engine's barge-in rules, on its turns of speech.
- * Speech that starts while the agent talks is an overlap. It stops the agent (a barge-in) once it
- * has lasted `minSpeechMs` and what it says has a word other than a backchannel; a "yeah" lets the
- * agent talk on. An overlap the checks did not confirm is a backchannel candidate when it ends.
+ * Speech of the far end over the agent's, for `Listening` (which owns it): speech that starts
+ * while the agent talks is an overlap. It interrupts the agent (a barge-in) once it has lasted
+ * `minSpeechMs` and what it says has a word other than a backchannel; a "yeah" lets the agent talk
+ * on. An overlap that did not interrupt is a backchannel candidate when it ends.
  */
 import type { Logger } from 'pino';
 import { isBackchannel } from '../domain/dialogue.js';
-import type { HeardTurn, Listening } from './listening.js';
+import type { HeardTurn } from './listening.js';
 
 /** The quick transcription that confirms a barge-in gets this long; none in time is no barge-in yet. */
 const BARGE_IN_STT_MS = 2000;
@@ -19,27 +19,43 @@ const PRE_ROLL_MS = 200;
 
 /** When speech over the agent interrupts it (the agent's `interruption` settings). */
 export interface InterruptionSettings {
-  /** Speech shorter than this never stops the agent. */
+  /** How long after its start speech over the agent may stop it, at the earliest. */
   minSpeechMs: number;
   /** Backchannels ("yeah", "uh huh"): said alone over the agent, they do not stop it. */
   ignoreWords: string[];
 }
 
-/** What the overlap rules need of the engine whose speech they may stop. */
-export interface OverlapHost<Turn extends { interrupted: boolean }> {
-  /** The agent turn in progress, or null. */
-  active(): Turn | null;
-  /** The conversation is over: nothing is stopped any more. */
-  finished(): boolean;
-  /** The far end barged in on `turn` (its speech started at `startedAt`): stop it. */
-  stop(turn: Turn, startedAt: number): void;
-  listening(): Listening | null;
+/** A stretch of the agent's speech that the far end may interrupt (`Listening.agentSpeaks`). */
+export interface AgentSpeech {
+  /** The far end interrupted it. */
+  readonly interrupted: boolean;
 }
 
-/** Callee speech that started while the agent's turn was in progress. */
-interface Overlap<Turn> {
-  /** The agent turn it overlaps: only that one may be stopped by it. */
-  turn: Turn;
+/** The far end interrupted the agent's `speech`: the engine stops it. */
+export interface Interruption {
+  speech: AgentSpeech;
+  /** Wall-clock ms the interrupting speech started. */
+  startedAt: number;
+}
+
+export interface OverlapsOptions {
+  settings: InterruptionSettings;
+  /** The words of the received audio since wall-clock ms `from` (a quick check of an overlap). */
+  transcribeSince(from: number, signal: AbortSignal): Promise<string>;
+  onInterruption(event: Interruption): void;
+  /** The call's: a check's transcription stops with it. */
+  signal: AbortSignal;
+  logger?: Logger | undefined;
+}
+
+interface Speech {
+  interrupted: boolean;
+}
+
+/** Callee speech that started while the agent was speaking. */
+interface Overlap {
+  /** The agent's speech it overlaps: only that one may be interrupted by it. */
+  speech: Speech;
   startedAt: number;
   ended: boolean;
   confirmed: boolean;
@@ -47,24 +63,43 @@ interface Overlap<Turn> {
   timer: NodeJS.Timeout | null;
 }
 
-export class Overlaps<Turn extends { interrupted: boolean }> {
-  private overlap: Overlap<Turn> | null = null;
+export class Overlaps {
+  private overlap: Overlap | null = null;
+  /** The agent's speech in progress. */
+  private speech: Speech | null = null;
   private sttEstimateMs = INITIAL_STT_ESTIMATE_MS;
+  private closed = false;
+  private readonly settings: InterruptionSettings;
+  private readonly log: Logger | undefined;
 
-  constructor(
-    private readonly host: OverlapHost<Turn>,
-    private readonly settings: InterruptionSettings,
-    /** The call's: a check's transcription stops with it. */
-    private readonly signal: AbortSignal,
-    private readonly log: Logger | undefined,
-  ) {}
+  constructor(private readonly options: OverlapsOptions) {
+    this.settings = options.settings;
+    this.log = options.logger;
+  }
 
-  /** The far end started speaking: over an agent turn in progress, an overlap begins. */
+  /** The agent starts speaking; until `agentDone`, speech of the far end may interrupt it. */
+  agentSpeaks(): AgentSpeech {
+    const speech: Speech = { interrupted: false };
+    this.speech = speech;
+    return speech;
+  }
+
+  /** The agent's speech is over: speech that started over it and goes on is a turn of its own now. */
+  agentDone(speech: AgentSpeech): void {
+    if (this.speech === speech) this.speech = null;
+    const overlap = this.overlap;
+    if (overlap && !overlap.confirmed) {
+      if (overlap.timer) clearTimeout(overlap.timer);
+      this.overlap = null;
+    }
+  }
+
+  /** The far end started speaking: over the agent's speech, an overlap begins. */
   speechStarted(startedAt: number): void {
-    const active = this.host.active();
-    if (!active || active.interrupted || this.overlap) return;
-    const overlap: Overlap<Turn> = {
-      turn: active,
+    const speech = this.speech;
+    if (!speech || speech.interrupted || this.overlap) return;
+    const overlap: Overlap = {
+      speech,
       startedAt,
       ended: false,
       confirmed: false,
@@ -83,8 +118,8 @@ export class Overlaps<Turn extends { interrupted: boolean }> {
   }
 
   /**
-   * The far end's turn ended. Returns whether it was speech over the agent that did not stop it
-   * (a backchannel among such is dropped by the engine).
+   * The far end's turn ended. Returns whether it was speech over the agent that did not interrupt
+   * it (a backchannel among such is no turn).
    */
   speechEnded(turn: HeardTurn): boolean {
     const overlap = this.overlap;
@@ -114,16 +149,14 @@ export class Overlaps<Turn extends { interrupted: boolean }> {
     return overlapped;
   }
 
-  /** An agent turn is over: speech that started over it and goes on is a turn of its own now. */
-  done(): void {
-    const overlap = this.overlap;
-    if (overlap && !overlap.confirmed) {
-      if (overlap.timer) clearTimeout(overlap.timer);
-      this.overlap = null;
-    }
+  /** Whether `words`, said over the agent, are only a backchannel. */
+  isBackchannel(words: string): boolean {
+    return isBackchannel(words, this.settings.ignoreWords);
   }
 
+  /** Nothing interrupts the agent any more. */
   close(): void {
+    this.closed = true;
     if (this.overlap?.timer) clearTimeout(this.overlap.timer);
   }
 
@@ -133,7 +166,7 @@ export class Overlaps<Turn extends { interrupted: boolean }> {
    * short) and checked again while the callee goes on, so "yeah" lets the agent talk on and
    * "yeah, but wait" stops it.
    */
-  private async checkOverlap(overlap: Overlap<Turn>): Promise<void> {
+  private async checkOverlap(overlap: Overlap): Promise<void> {
     overlap.timer = null;
     if (overlap !== this.overlap || overlap.ended || overlap.checking || !this.overlapsNow(overlap)) return;
     const { minSpeechMs, ignoreWords } = this.settings;
@@ -145,10 +178,8 @@ export class Overlaps<Turn extends { interrupted: boolean }> {
     let words = '';
     const sent = Date.now();
     try {
-      const signal = AbortSignal.any([this.signal, AbortSignal.timeout(BARGE_IN_STT_MS)]);
-      const listening = this.host.listening();
-      if (listening)
-        words = await listening.transcribe(listening.audioSince(overlap.startedAt - PRE_ROLL_MS), signal);
+      const signal = AbortSignal.any([this.options.signal, AbortSignal.timeout(BARGE_IN_STT_MS)]);
+      words = await this.options.transcribeSince(overlap.startedAt - PRE_ROLL_MS, signal);
       this.noteSttMs(Date.now() - sent);
     } catch (error) {
       this.log?.debug({ err: error }, 'the barge-in check could not transcribe the overlap');
@@ -175,15 +206,15 @@ export class Overlaps<Turn extends { interrupted: boolean }> {
     this.sttEstimateMs = Math.min(1000, Math.max(50, 0.7 * this.sttEstimateMs + 0.3 * ms));
   }
 
-  /** The overlap's agent turn is still the one in progress, and still talking. */
-  private overlapsNow(overlap: Overlap<Turn>): boolean {
-    return !this.host.finished() && this.host.active() === overlap.turn && !overlap.turn.interrupted;
+  /** The overlap's agent speech is still the one in progress, and not interrupted. */
+  private overlapsNow(overlap: Overlap): boolean {
+    return !this.closed && this.speech === overlap.speech && !overlap.speech.interrupted;
   }
 
-  private bargeIn(overlap: Overlap<Turn>): void {
+  private bargeIn(overlap: Overlap): void {
     if (!this.overlapsNow(overlap)) return;
     overlap.confirmed = true;
-    overlap.turn.interrupted = true;
-    this.host.stop(overlap.turn, overlap.startedAt);
+    overlap.speech.interrupted = true;
+    this.options.onInterruption({ speech: overlap.speech, startedAt: overlap.startedAt });
   }
 }

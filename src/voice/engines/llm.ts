@@ -3,12 +3,13 @@
  * is set). On an audio call: voice activity ends the callee's turn, speech-to-text makes it words,
  * the chat model answers with `stream: true` and tools, and each sentence of the answer is spoken
  * as soon as it is complete. On a text call (the simulator) the same dialogue without speech.
- * It handles barge-in, the built-in and HTTP tools, silence, goodbyes and failures, and records
- * each turn's latency. See docs/agents.md.
+ * It stops speaking when Listening reports a barge-in (`onInterruption`, by the agent's
+ * `interruption` rules), and handles the built-in and HTTP tools, silence, goodbyes and failures,
+ * and records each turn's latency. See docs/agents.md.
  */
 import type { Logger } from 'pino';
 import type { TurnMetrics } from '../../domain/agent-call.js';
-import { isBackchannel, saysGoodbye } from '../../domain/dialogue.js';
+import { saysGoodbye } from '../../domain/dialogue.js';
 import type {
   ChatMessage,
   ChatModel,
@@ -19,8 +20,7 @@ import type {
   TextToSpeech,
 } from '../contracts.js';
 import type { HttpToolCaller } from '../http-tools.js';
-import { type HeardTurn, Listening } from '../listening.js';
-import { Overlaps } from '../overlap.js';
+import { type AgentSpeech, type HeardTurn, type Interruption, Listening } from '../listening.js';
 import { SentenceSplitter } from '../sentences.js';
 import { APOLOGY, speakApology } from './apology.js';
 import { CallTools, sessionPrompt } from './call-tools.js';
@@ -88,10 +88,8 @@ class ModelStageError extends Error {
 
 /** What the callee said: a finished turn of speech (audio) or a line (text). */
 interface CalleeInput {
-  /** The words, once known ('' for noise). */
+  /** The words, once known ('' for noise, or a backchannel said over the agent). */
   words: Promise<string>;
-  /** Speech that started while the agent spoke and was not taken as a barge-in: a backchannel is dropped. */
-  overlapped: boolean;
   speechEndedAt: number | null;
   endpointingMs: number | null;
   /** Set when the transcription finished. */
@@ -103,6 +101,8 @@ interface ActiveTurn {
   controller: AbortController;
   output: ReplyOutput | null;
   interrupted: boolean;
+  /** What Listening knows of it (audio calls): the callee may interrupt it. */
+  speech: AgentSpeech | null;
 }
 
 type Outcome = 'continue' | 'ended';
@@ -129,7 +129,6 @@ class LlmConversation {
   private readonly maxToolRounds: number;
   private failing = false;
   private readonly callTools: CallTools;
-  private readonly overlaps: Overlaps<ActiveTurn>;
 
   constructor(
     private readonly session: ConversationSession,
@@ -147,17 +146,6 @@ class LlmConversation {
       speak: (text) => this.speakLine(text),
     });
     this.history.push({ role: 'system', content: sessionPrompt(session) });
-    this.overlaps = new Overlaps<ActiveTurn>(
-      {
-        active: () => this.active,
-        finished: () => this.finished,
-        stop: (turn, startedAt) => this.bargeIn(turn, startedAt),
-        listening: () => this.listening,
-      },
-      session.config.interruption,
-      session.signal,
-      this.log,
-    );
   }
 
   async run(): Promise<void> {
@@ -211,7 +199,6 @@ class LlmConversation {
         ).trim();
         // Noise, or a "yeah" said over the agent: no turn.
         if (words === '') continue;
-        if (next.overlapped && isBackchannel(words, session.config.interruption.ignoreWords)) continue;
         this.reprompted = false;
         session.addTurn('user', words);
         this.addUser(words);
@@ -223,7 +210,6 @@ class LlmConversation {
     } finally {
       this.finished = true;
       this.active?.controller.abort();
-      this.overlaps.close();
       for (const cleanup of this.cleanups) cleanup();
       await this.listening?.close();
     }
@@ -242,7 +228,6 @@ class LlmConversation {
           this.heardCallee();
           this.push({
             words: Promise.resolve(text),
-            overlapped: false,
             speechEndedAt: null,
             endpointingMs: null,
             sttMs: null,
@@ -255,8 +240,11 @@ class LlmConversation {
       endSilenceMs: this.options.endSilenceMs ?? DEFAULT_END_SILENCE_MS,
       maxTurnMs: this.options.maxTurnMs ?? DEFAULT_MAX_TURN_MS,
       keepAudioMs: KEPT_AUDIO_MS,
-      onSpeechStart: (startedAt) => this.speechStarted(startedAt),
+      interruption: session.config.interruption,
+      logger: this.log,
+      onSpeechStart: () => this.speechStarted(),
       onTurn: (turn) => this.speechEnded(turn),
+      onInterruption: (event) => this.interrupted(event),
       // A detector that breaks mid-call would leave the agent deaf: the call ends instead.
       onError: (error) => {
         if (!this.finished) void this.fail(error);
@@ -264,15 +252,17 @@ class LlmConversation {
     });
   }
 
-  private speechStarted(startedAt: number): void {
+  private speechStarted(): void {
     if (this.finished) return;
     this.calleeSpeaking = true;
     this.heardCallee();
-    this.overlaps.speechStarted(startedAt);
   }
 
-  /** The callee barged in on `active` (their speech started at `startedAt`): the agent stops. */
-  private bargeIn(active: ActiveTurn, startedAt: number): void {
+  /** The callee interrupted the agent's speech (a barge-in): the agent stops. */
+  private interrupted({ speech, startedAt }: Interruption): void {
+    const active = this.active;
+    if (this.finished || !active || active.speech !== speech) return;
+    active.interrupted = true;
     active.output?.stop();
     const stopMs = Date.now() - startedAt;
     active.controller.abort(new Error('barge-in'));
@@ -294,7 +284,6 @@ class LlmConversation {
     if (this.finished) return;
     this.calleeSpeaking = false;
     this.heardCallee();
-    const overlapped = this.overlaps.speechEnded(turn);
     const input: CalleeInput = {
       words: turn.words.then(
         (text) => {
@@ -305,7 +294,6 @@ class LlmConversation {
           throw new ModelStageError('stt', error);
         },
       ),
-      overlapped,
       speechEndedAt: turn.speechEndedAt,
       endpointingMs: turn.endpointingMs,
       sttMs: null,
@@ -402,7 +390,12 @@ class LlmConversation {
         once: true,
       },
     );
-    const active: ActiveTurn = { controller, output: null, interrupted: false };
+    const active: ActiveTurn = {
+      controller,
+      output: null,
+      interrupted: false,
+      speech: this.listening?.agentSpeaks() ?? null,
+    };
     this.active = active;
     return active;
   }
@@ -410,7 +403,7 @@ class LlmConversation {
   private done(active: ActiveTurn): void {
     if (this.active === active) this.active = null;
     if (!active.controller.signal.aborted) active.controller.abort();
-    this.overlaps.done();
+    if (active.speech) this.listening?.agentDone(active.speech);
     this.touch();
   }
 
