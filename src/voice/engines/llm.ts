@@ -3,12 +3,13 @@
  * is set). On an audio call: voice activity ends the callee's turn, speech-to-text makes it words,
  * the chat model answers with `stream: true` and tools, and each sentence of the answer is spoken
  * as soon as it is complete. On a text call (the simulator) the same dialogue without speech.
- * It handles barge-in, the built-in and HTTP tools, silence, goodbyes and failures, and records
- * each turn's latency. See docs/agents.md.
+ * It stops speaking when Listening reports a barge-in (`onInterruption`, by the agent's
+ * `interruption` rules), and handles the built-in and HTTP tools, silence, goodbyes and failures,
+ * and records each turn's latency. See docs/agents.md.
  */
 import type { Logger } from 'pino';
 import type { TurnMetrics } from '../../domain/agent-call.js';
-import { isBackchannel, saysGoodbye } from '../../domain/dialogue.js';
+import { saysGoodbye } from '../../domain/dialogue.js';
 import type {
   ChatMessage,
   ChatModel,
@@ -19,7 +20,7 @@ import type {
   TextToSpeech,
 } from '../contracts.js';
 import type { HttpToolCaller } from '../http-tools.js';
-import { type HeardTurn, Listening } from '../listening.js';
+import { type AgentSpeech, type HeardTurn, type Interruption, Listening } from '../listening.js';
 import { SentenceSplitter } from '../sentences.js';
 import { APOLOGY, speakApology } from './apology.js';
 import { CallTools, sessionPrompt } from './call-tools.js';
@@ -71,14 +72,6 @@ class OperatorLine {
 const DEFAULT_MAX_TURN_MS = 6000;
 const DEFAULT_TOOL_ROUNDS = 5;
 const DEFAULT_MODEL_TIMEOUT_MS = 10_000;
-/** The quick transcription that confirms a barge-in gets this long; none in time is no barge-in yet. */
-const BARGE_IN_STT_MS = 2000;
-/** The least overlap a barge-in check transcribes (with the pre-roll, a third of a second). */
-const MIN_OVERLAP_AUDIO_MS = 150;
-/** Speech-to-text's answer time assumed before the call has measured one. */
-const INITIAL_STT_ESTIMATE_MS = 150;
-/** Audio before the detected start that goes with the overlap's transcription (the first syllable). */
-const PRE_ROLL_MS = 200;
 /** Received audio kept for barge-in checks. */
 const KEPT_AUDIO_MS = 10_000;
 
@@ -95,10 +88,8 @@ class ModelStageError extends Error {
 
 /** What the callee said: a finished turn of speech (audio) or a line (text). */
 interface CalleeInput {
-  /** The words, once known ('' for noise). */
+  /** The words, once known ('' for noise, or a backchannel said over the agent). */
   words: Promise<string>;
-  /** Speech that started while the agent spoke and was not taken as a barge-in: a backchannel is dropped. */
-  overlapped: boolean;
   speechEndedAt: number | null;
   endpointingMs: number | null;
   /** Set when the transcription finished. */
@@ -110,17 +101,8 @@ interface ActiveTurn {
   controller: AbortController;
   output: ReplyOutput | null;
   interrupted: boolean;
-}
-
-/** Callee speech that started while the agent's turn was in progress. */
-interface Overlap {
-  /** The agent turn it overlaps: only that one may be stopped by it. */
-  turn: ActiveTurn;
-  startedAt: number;
-  ended: boolean;
-  confirmed: boolean;
-  checking: boolean;
-  timer: NodeJS.Timeout | null;
+  /** What Listening knows of it (audio calls): the callee may interrupt it. */
+  speech: AgentSpeech | null;
 }
 
 type Outcome = 'continue' | 'ended';
@@ -134,14 +116,12 @@ class LlmConversation {
   private readonly operatorLines: string[] = [];
   private wake: (() => void) | null = null;
   private active: ActiveTurn | null = null;
-  private overlap: Overlap | null = null;
   private calleeSpeaking = false;
   /** Last time either side spoke: silence is counted from it. */
   private lastActivity = Date.now();
   private reprompted = false;
   /** Counts the callee's activity, so a reprompt can tell whether it was answered. */
   private calleeActivity = 0;
-  private sttEstimateMs = INITIAL_STT_ESTIMATE_MS;
   private finished = false;
   private listening: Listening | null = null;
   private readonly cleanups: Array<() => void> = [];
@@ -219,7 +199,6 @@ class LlmConversation {
         ).trim();
         // Noise, or a "yeah" said over the agent: no turn.
         if (words === '') continue;
-        if (next.overlapped && isBackchannel(words, session.config.interruption.ignoreWords)) continue;
         this.reprompted = false;
         session.addTurn('user', words);
         this.addUser(words);
@@ -231,7 +210,6 @@ class LlmConversation {
     } finally {
       this.finished = true;
       this.active?.controller.abort();
-      if (this.overlap?.timer) clearTimeout(this.overlap.timer);
       for (const cleanup of this.cleanups) cleanup();
       await this.listening?.close();
     }
@@ -250,7 +228,6 @@ class LlmConversation {
           this.heardCallee();
           this.push({
             words: Promise.resolve(text),
-            overlapped: false,
             speechEndedAt: null,
             endpointingMs: null,
             sttMs: null,
@@ -263,8 +240,11 @@ class LlmConversation {
       endSilenceMs: this.options.endSilenceMs ?? DEFAULT_END_SILENCE_MS,
       maxTurnMs: this.options.maxTurnMs ?? DEFAULT_MAX_TURN_MS,
       keepAudioMs: KEPT_AUDIO_MS,
-      onSpeechStart: (startedAt) => this.speechStarted(startedAt),
+      interruption: session.config.interruption,
+      logger: this.log,
+      onSpeechStart: () => this.speechStarted(),
       onTurn: (turn) => this.speechEnded(turn),
+      onInterruption: (event) => this.interrupted(event),
       // A detector that breaks mid-call would leave the agent deaf: the call ends instead.
       onError: (error) => {
         if (!this.finished) void this.fail(error);
@@ -272,91 +252,19 @@ class LlmConversation {
     });
   }
 
-  private speechStarted(startedAt: number): void {
+  private speechStarted(): void {
     if (this.finished) return;
     this.calleeSpeaking = true;
     this.heardCallee();
+  }
+
+  /** The callee interrupted the agent's speech (a barge-in): the agent stops. */
+  private interrupted({ speech, startedAt }: Interruption): void {
     const active = this.active;
-    if (!active || active.interrupted || this.overlap) return;
-    const overlap: Overlap = {
-      turn: active,
-      startedAt,
-      ended: false,
-      confirmed: false,
-      checking: false,
-      timer: null,
-    };
-    this.overlap = overlap;
-    const { minSpeechMs, ignoreWords } = this.session.config.interruption;
-    // Without backchannels to tell apart the stop comes at minSpeechMs. With them, the first
-    // transcription is sent early enough to be back at about minSpeechMs, not one STT later.
-    const firstCheckAt =
-      ignoreWords.length === 0
-        ? startedAt + minSpeechMs
-        : startedAt + Math.max(MIN_OVERLAP_AUDIO_MS, minSpeechMs - this.sttEstimateMs);
-    overlap.timer = setTimeout(() => void this.checkOverlap(overlap), Math.max(0, firstCheckAt - Date.now()));
-  }
-
-  /**
-   * The callee speaks over the agent: a barge-in once they have spoken for minSpeechMs and what
-   * they said has a word other than a backchannel. The overlap is transcribed (quickly: it is
-   * short) and checked again while the callee goes on, so "yeah" lets the agent talk on and
-   * "yeah, but wait" stops it.
-   */
-  private async checkOverlap(overlap: Overlap): Promise<void> {
-    overlap.timer = null;
-    if (overlap !== this.overlap || overlap.ended || overlap.checking || !this.overlapsNow(overlap)) return;
-    const { minSpeechMs, ignoreWords } = this.session.config.interruption;
-    if (ignoreWords.length === 0) {
-      this.bargeIn(overlap);
-      return;
-    }
-    overlap.checking = true;
-    let words = '';
-    const sent = Date.now();
-    try {
-      const signal = AbortSignal.any([this.session.signal, AbortSignal.timeout(BARGE_IN_STT_MS)]);
-      const listening = this.listening;
-      if (listening)
-        words = await listening.transcribe(listening.audioSince(overlap.startedAt - PRE_ROLL_MS), signal);
-      this.noteSttMs(Date.now() - sent);
-    } catch (error) {
-      this.log?.debug({ err: error }, 'the barge-in check could not transcribe the overlap');
-    } finally {
-      overlap.checking = false;
-    }
-    if (overlap !== this.overlap || !this.overlapsNow(overlap)) return;
-    if (words.trim() !== '' && !isBackchannel(words, ignoreWords)) {
-      const dueMs = overlap.startedAt + minSpeechMs - Date.now();
-      if (dueMs <= 0) this.bargeIn(overlap);
-      // Words already, but not minSpeechMs of speech yet: a short "no" does not stop the agent.
-      else
-        overlap.timer = setTimeout(() => {
-          if (!overlap.ended) this.bargeIn(overlap);
-        }, dueMs);
-      return;
-    }
-    const againMs = Math.max(MIN_OVERLAP_AUDIO_MS, minSpeechMs / 2);
-    if (!overlap.ended) overlap.timer = setTimeout(() => void this.checkOverlap(overlap), againMs);
-  }
-
-  /** Keeps a running estimate of speech-to-text's answer time, for timing the barge-in checks. */
-  private noteSttMs(ms: number): void {
-    this.sttEstimateMs = Math.min(1000, Math.max(50, 0.7 * this.sttEstimateMs + 0.3 * ms));
-  }
-
-  /** The overlap's agent turn is still the one in progress, and still talking. */
-  private overlapsNow(overlap: Overlap): boolean {
-    return !this.finished && this.active === overlap.turn && !overlap.turn.interrupted;
-  }
-
-  private bargeIn(overlap: Overlap): void {
-    if (!this.overlapsNow(overlap)) return;
-    const active = overlap.turn;
-    overlap.confirmed = true;
+    if (this.finished || !active || active.speech !== speech) return;
     active.interrupted = true;
     active.output?.stop();
-    const stopMs = Date.now() - overlap.startedAt;
+    const stopMs = Date.now() - startedAt;
     active.controller.abort(new Error('barge-in'));
     // What was heard is known once the transport reports what it played.
     void active.output
@@ -376,43 +284,22 @@ class LlmConversation {
     if (this.finished) return;
     this.calleeSpeaking = false;
     this.heardCallee();
-    const overlap = this.overlap;
-    this.overlap = null;
-    if (overlap) {
-      overlap.ended = true;
-      if (overlap.timer) clearTimeout(overlap.timer);
-    }
-    const { session } = this;
     const input: CalleeInput = {
       words: turn.words.then(
         (text) => {
           input.sttMs = turn.sttMs;
-          if (turn.sttMs !== null) this.noteSttMs(turn.sttMs);
           return text;
         },
         (error: unknown) => {
           throw new ModelStageError('stt', error);
         },
       ),
-      overlapped: overlap !== null && !overlap.confirmed,
       speechEndedAt: turn.speechEndedAt,
       endpointingMs: turn.endpointingMs,
       sttMs: null,
     };
     // Awaited by the turn loop when it gets there; marked handled now so a failure waits for it.
     input.words.catch(() => undefined);
-    // Words over a reply the quick checks did not catch in time still stop it, once known.
-    if (input.overlapped && overlap) {
-      const spokenMs = turn.speechEndedAt - overlap.startedAt;
-      input.words
-        .then((text) => {
-          const { minSpeechMs, ignoreWords } = session.config.interruption;
-          if (spokenMs >= minSpeechMs && text.trim() !== '' && !isBackchannel(text, ignoreWords)) {
-            this.bargeIn(overlap);
-          }
-        })
-        .catch(() => undefined);
-    }
     this.push(input);
   }
 
@@ -503,7 +390,12 @@ class LlmConversation {
         once: true,
       },
     );
-    const active: ActiveTurn = { controller, output: null, interrupted: false };
+    const active: ActiveTurn = {
+      controller,
+      output: null,
+      interrupted: false,
+      speech: this.listening?.agentSpeaks() ?? null,
+    };
     this.active = active;
     return active;
   }
@@ -511,12 +403,7 @@ class LlmConversation {
   private done(active: ActiveTurn): void {
     if (this.active === active) this.active = null;
     if (!active.controller.signal.aborted) active.controller.abort();
-    const overlap = this.overlap;
-    // Speech that started over this turn and goes on is a turn of its own now, not an overlap.
-    if (overlap && !overlap.confirmed) {
-      if (overlap.timer) clearTimeout(overlap.timer);
-      this.overlap = null;
-    }
+    if (active.speech) this.listening?.agentDone(active.speech);
     this.touch();
   }
 

@@ -90,6 +90,8 @@ export class ScriptedConversationEngine implements ConversationEngine {
       minSpeechMs: MIN_SPEECH_MS,
       leadingMs: CONTEXT_MS,
       trailingMs: CONTEXT_MS,
+      // No `interruption`: a line of the script plays whole, and what is said over it is kept as
+      // the next answer (AnswerQueue), so speech over the agent is a turn and never stops it.
       onSpeechStart: () => answers.started(),
       onTurn: (turn) => answers.ended(turn),
       // The detectors models.detector builds do not throw; one that did leaves the script to its
