@@ -1,4 +1,4 @@
-import { type BatchStatus, batchRatios, nextStep } from '../domain/batch.js';
+import { type BatchStatus, nextStep } from '../domain/batch.js';
 import {
   allContactsFinal,
   batchSources,
@@ -8,12 +8,16 @@ import {
   LIVE_BATCH_STATUSES,
 } from '../domain/batch-lifecycle.js';
 import { isSuccess } from '../domain/call.js';
-import type { BatchCancelledPayload, BatchCompletedPayload, BatchStatusPayload } from '../domain/webhooks.js';
 import type { CallEndedEvent } from '../ports.js';
 import type { ContactMove } from '../store/batch-contacts.js';
 import type { CountedBatch } from '../store/batches.js';
 import type { Repos } from '../store/index.js';
-import { queueWebhook } from './webhooks.js';
+import {
+  queueCompletedWebhook,
+  queueFailedWebhook,
+  queueStatusWebhook,
+  statusPayload,
+} from './batch-webhooks.js';
 
 /*
  * The only writer of batches.status and batch_contacts.state. Every function runs inside the
@@ -72,7 +76,7 @@ export async function cancelBatch(
     paused_at: null,
     updated_at: now,
   });
-  await announce(repos, batch, now, {
+  await queueStatusWebhook(repos, batch, now, {
     event: 'batch.cancelled',
     batchId: batch.id,
     agentId: batch.agent_id,
@@ -96,23 +100,7 @@ export async function failBatch(
 ): Promise<boolean> {
   const updated = await repos.batches.fail(batchId, batchSources('fail'), failure, now);
   if (!updated) return false;
-  const url = updated.webhooks?.onBatchFailed;
-  if (url) {
-    await queueWebhook(repos, {
-      userId: updated.user_id,
-      url,
-      payload: {
-        event: 'batch.failed',
-        batchId,
-        agentId: updated.agent_id,
-        error: failure.error,
-        code: failure.code,
-        timestamp: now.toISOString(),
-      },
-      batchId,
-      now,
-    });
-  }
+  await queueFailedWebhook(repos, { id: batchId, ...updated }, failure, now);
   const removed = await repos.batchContacts.cancelQueued(batchId, contactSources('cancel'));
   // Once ingested, `ingested` equals `total`; before, the rest were never queued.
   const neverQueued = updated.total - updated.ingested;
@@ -128,7 +116,7 @@ export async function pauseBatch(repos: Repos, batch: LifecycleBatch, now: Date)
     paused_at: now,
     updated_at: now,
   });
-  await announce(repos, batch, now, statusPayload(batch, 'batch.paused', to, now));
+  await queueStatusWebhook(repos, batch, now, statusPayload(batch, 'batch.paused', to, now));
   return to;
 }
 
@@ -151,36 +139,8 @@ export async function resumeBatch(
     paused_at: null,
     updated_at: now,
   });
-  await announce(repos, batch, now, statusPayload(batch, 'batch.resumed', to, now));
+  await queueStatusWebhook(repos, batch, now, statusPayload(batch, 'batch.resumed', to, now));
   return to;
-}
-
-function statusPayload(
-  batch: LifecycleBatch,
-  event: BatchStatusPayload['event'],
-  status: BatchStatus,
-  now: Date,
-): BatchStatusPayload {
-  return {
-    event,
-    batchId: batch.id,
-    agentId: batch.agent_id,
-    userId: batch.user_id,
-    status: status as BatchStatusPayload['status'],
-    timestamp: now.toISOString(),
-  };
-}
-
-/** A change of the batch's state the user made: to onBatchEvent, else onBatchComplete. */
-async function announce(
-  repos: Repos,
-  batch: LifecycleBatch,
-  now: Date,
-  payload: BatchStatusPayload | BatchCancelledPayload,
-): Promise<void> {
-  const url = batch.webhooks?.onBatchEvent ?? batch.webhooks?.onBatchComplete;
-  if (!url) return;
-  await queueWebhook(repos, { userId: batch.user_id, url, payload, batchId: batch.id, now });
 }
 
 /** Claimed rows become dialing (one call each) and the batch processing, in two statements. */
@@ -288,54 +248,11 @@ export async function finishIfDone(
     paused_at: null,
     updated_at: now,
   });
-  const url = row.webhooks?.onBatchComplete;
-  if (url) {
-    await queueWebhook(repos, {
-      userId: row.user_id,
-      url,
-      payload: completedPayload(row, now),
-      batchId,
-      now,
-    });
-  }
+  await queueCompletedWebhook(repos, row, now);
   return true;
 }
 
 export type { CountedBatch };
-
-function completedPayload(
-  batch: {
-    id: string;
-    agent_id: string;
-    user_id: string;
-    total: number;
-    processed: number;
-    succeeded: number;
-    failed: number;
-    created_at: Date;
-    started_at: Date | null;
-  },
-  now: Date,
-): BatchCompletedPayload {
-  return {
-    event: 'batch.completed',
-    batchId: batch.id,
-    agentId: batch.agent_id,
-    userId: batch.user_id,
-    statistics: {
-      total: batch.total,
-      processed: batch.processed,
-      succeeded: batch.succeeded,
-      failed: batch.failed,
-      ...batchRatios(batch),
-    },
-    timestamps: {
-      createdAt: batch.created_at.toISOString(),
-      startedAt: batch.started_at?.toISOString() ?? null,
-      completedAt: now.toISOString(),
-    },
-  };
-}
 
 /** A batch row as a group of call ends holds it locked. */
 export interface EndingBatch {
