@@ -1,7 +1,48 @@
 import { type BatchStatus, batchRatios } from '../domain/batch.js';
 import type { BatchCancelledPayload, BatchCompletedPayload, BatchStatusPayload } from '../domain/webhooks.js';
 import type { Repos } from '../store/index.js';
+import type { BatchTransition } from './batch-lifecycle.js';
 import { queueWebhook } from './webhooks.js';
+
+/**
+ * The webhook of a batch's status change, queued in the transaction that makes it (the
+ * `batch-webhook` reaction, wired in src/wiring/subscribers.ts): batch.paused, .resumed and
+ * .cancelled to onBatchEvent, else onBatchComplete; batch.failed to onBatchFailed; batch.completed
+ * to onBatchComplete. The end of ingestion has none.
+ */
+export async function queueBatchWebhook(transition: BatchTransition): Promise<void> {
+  const { tx, now } = transition;
+  switch (transition.cause) {
+    case 'ingested':
+      return;
+    case 'pause':
+    case 'resume': {
+      const { batch, to } = transition;
+      const event = transition.cause === 'pause' ? 'batch.paused' : 'batch.resumed';
+      return queueStatusWebhook(tx, batch, now, statusPayload(batch, event, to, now));
+    }
+    case 'cancel': {
+      const { batch } = transition;
+      return queueStatusWebhook(tx, batch, now, {
+        event: 'batch.cancelled',
+        batchId: batch.id,
+        agentId: batch.agent_id,
+        userId: batch.user_id,
+        status: 'cancelled',
+        cancelledJobs: transition.cancelledJobs,
+        timestamp: now.toISOString(),
+      });
+    }
+    case 'fail':
+      return queueFailedWebhook(tx, transition.batch, transition.failure, now);
+    case 'finish':
+      return queueCompletedWebhook(tx, transition.batch, now);
+    default: {
+      const unknown: never = transition;
+      throw new Error(`no webhook rule for ${JSON.stringify(unknown)}`);
+    }
+  }
+}
 
 /** The columns of a batch its webhooks are built from. */
 export interface WebhookBatch {
@@ -11,7 +52,7 @@ export interface WebhookBatch {
   webhooks: Record<string, string> | null;
 }
 
-export function statusPayload(
+function statusPayload(
   batch: WebhookBatch,
   event: BatchStatusPayload['event'],
   status: BatchStatus,
@@ -28,7 +69,7 @@ export function statusPayload(
 }
 
 /** A change of the batch's state the user made: to onBatchEvent, else onBatchComplete. */
-export async function queueStatusWebhook(
+async function queueStatusWebhook(
   repos: Repos,
   batch: WebhookBatch,
   now: Date,
@@ -40,7 +81,7 @@ export async function queueStatusWebhook(
 }
 
 /** A batch that failed: batch.failed to onBatchFailed. */
-export async function queueFailedWebhook(
+async function queueFailedWebhook(
   repos: Repos,
   batch: WebhookBatch,
   failure: { code: string; error: string },
@@ -65,7 +106,7 @@ export async function queueFailedWebhook(
 }
 
 /** The batch whose last contact finished: batch.completed, with its statistics, to onBatchComplete. */
-export async function queueCompletedWebhook(repos: Repos, batch: CompletedBatch, now: Date): Promise<void> {
+async function queueCompletedWebhook(repos: Repos, batch: CompletedBatch, now: Date): Promise<void> {
   const url = batch.webhooks?.onBatchComplete;
   if (!url) return;
   await queueWebhook(repos, {
