@@ -4,6 +4,7 @@ import { type DomainEvents, EventBus, TransactionBus } from '../../src/services/
 import type { Store } from '../../src/store/index.js';
 import { subscribeBatchReactions } from '../../src/wiring/subscribers.js';
 import { type Account, eventually, startTestApp, type TestApp } from '../helpers/app.js';
+import { submitBatch } from '../helpers/calls.js';
 
 const HOOK = 'https://hooks.example.com/batch-events';
 
@@ -26,22 +27,13 @@ describe('batch transitions and their reactions', () => {
 
   /** A batch that waits for its start next year: scheduled once ingested, never dialed here. */
   const scheduledBatch = async (): Promise<string> => {
-    const res = await t.request({
-      method: 'POST',
-      url: '/api/v1/batch',
-      key: alice.key,
-      payload: {
-        agentId: alice.agentId,
-        userId: alice.userId,
-        contacts: [{ phoneNumber: '+14155557001' }, { phoneNumber: '+14155557002' }],
-        options: {
-          scheduledStartTime: new Date(Date.now() + 365 * 86_400_000).toISOString(),
-          webhooks: { onBatchEvent: HOOK },
-        },
+    const batchId = await submitBatch(t, alice, {
+      contacts: [{ phoneNumber: '+14155557001' }, { phoneNumber: '+14155557002' }],
+      options: {
+        scheduledStartTime: new Date(Date.now() + 365 * 86_400_000).toISOString(),
+        webhooks: { onBatchEvent: HOOK },
       },
     });
-    expect(res.statusCode, res.body).toBe(202);
-    const batchId = res.json<{ batchId: string }>().batchId;
     await eventually(async () =>
       (await store.batches.getForUser(alice.userId, batchId))?.status === 'scheduled' ? true : undefined,
     );
