@@ -13,7 +13,7 @@ import { createLogger } from './logging.js';
 import { Metrics } from './metrics.js';
 import type { LiveCallChannel } from './ports.js';
 import type { Deps } from './services/deps.js';
-import { type CallEvents, EventBus } from './services/events.js';
+import { type DomainEvents, EventBus } from './services/events.js';
 import { HealthService } from './services/health.js';
 import type { BatchIngester } from './services/ingest.js';
 import { Sealer } from './services/sealing.js';
@@ -108,8 +108,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     const storage = await openStorage(config, overrides, { database, sealer, logger, progress }, opened);
     const { store, clock } = storage;
     const metrics = new Metrics({ processMetrics: true });
-    // What happens to calls (opened, sent, ended), for the reactions subscribed in wiring/subscribers.ts.
-    const events = new EventBus<CallEvents>(logger);
+    // What happens to calls (opened, sent, ended) and batches (their transitions), for the
+    // reactions subscribed in wiring/subscribers.ts.
+    const events = new EventBus<DomainEvents>(logger);
     // Webhooks and agents' HTTP tools go out through one client whose connect step refuses
     // forbidden addresses.
     const http = webhookDispatcher({

@@ -22,6 +22,12 @@ export type BatchEvent =
   | { type: 'cancel' }
   | { type: 'fail' };
 export type BatchEventType = BatchEvent['type'];
+/**
+ * The batch events the lifecycle announces on its buses (services/events.ts). The claim is not
+ * one: it runs in every dispatcher pass, its set-based update does not say whether it moved the
+ * batch, and nothing reacts to it.
+ */
+export type AnnouncedBatchEvent = Exclude<BatchEventType, 'claim'>;
 
 /** Statuses in which a batch may still dial: the dispatcher serves these and only these. */
 export const ACTIVE_BATCH_STATUSES: readonly BatchStatus[] = ['scheduled', 'pending', 'processing'];

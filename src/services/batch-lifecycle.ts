@@ -1,5 +1,6 @@
-import { type BatchStatus, batchRatios, nextStep } from '../domain/batch.js';
+import { type BatchStatus, nextStep } from '../domain/batch.js';
 import {
+  type AnnouncedBatchEvent,
   allContactsFinal,
   batchSources,
   batchTransition,
@@ -8,18 +9,20 @@ import {
   LIVE_BATCH_STATUSES,
 } from '../domain/batch-lifecycle.js';
 import { isSuccess } from '../domain/call.js';
-import type { BatchCancelledPayload, BatchCompletedPayload, BatchStatusPayload } from '../domain/webhooks.js';
 import type { CallEndedEvent } from '../ports.js';
 import type { ContactMove } from '../store/batch-contacts.js';
 import type { CountedBatch } from '../store/batches.js';
 import type { Repos } from '../store/index.js';
-import { queueWebhook } from './webhooks.js';
+import type { CompletedBatch, WebhookBatch } from './batch-webhooks.js';
+import type { DomainEventBus, TransactionBus } from './events.js';
 
 /*
  * The only writer of batches.status and batch_contacts.state. Every function runs inside the
  * caller's transaction (which holds the batch row's lock where the caller needs it), asks the
  * domain lifecycle (src/domain/batch-lifecycle.ts) where an event leads, and guards its SQL with
  * the statuses the event may leave, so a concurrent change that committed first wins cleanly.
+ * `BatchLifecycle` changes a batch's status and announces each change; the functions after it
+ * move contacts (and the claim's batch to processing, which is not announced).
  */
 
 /** The columns the lifecycle reads of a locked batch. */
@@ -31,156 +34,213 @@ export interface LifecycleBatch {
   webhooks: Record<string, string> | null;
 }
 
-/** Ingestion queued every contact: ingesting -> scheduled or pending (completed when none is dialable). */
-export async function markIngested(
-  repos: Repos,
-  batchId: string,
-  startAt: Date | null,
-  now: Date,
-): Promise<BatchStatus | null> {
-  const next = batchTransition('ingesting', {
-    type: 'ingested',
-    startsLater: startAt !== null && startAt.getTime() > now.getTime(),
-  });
-  const done = await repos.batches.moveStatus(batchId, batchSources('ingested'), {
-    status: next,
-    ingest_lease_until: null,
-    updated_at: now,
-  });
-  if (!done) return null;
-  return (await finishIfDone(repos, batchId, now)) ? 'completed' : next;
+interface Transitioned<
+  Cause extends AnnouncedBatchEvent,
+  Batch extends { id: string; user_id: string } = WebhookBatch,
+> {
+  /** The repositories of the transaction that changed the status: a reaction writes in it. */
+  tx: Repos;
+  cause: Cause;
+  batch: Batch;
+  /** The status the batch is in now. */
+  to: BatchStatus;
+  now: Date;
 }
 
 /**
- * Cancels a batch (the caller checked canBatch(status, 'cancel')): queued contacts leave the queue,
- * contacts not yet ingested are never queued, and batch.cancelled goes to onBatchEvent, else
- * onBatchComplete. Returns the contacts removed.
+ * A batch's status change, in the transaction that writes it. Each cause carries what its
+ * reactions need: the contacts a cancel took off the queue, a failure's code and message, the
+ * counters of a batch that completed.
  */
-export async function cancelBatch(
-  repos: Repos,
-  batch: LifecycleBatch & { total: number; ingested: number },
-  now: Date,
-): Promise<number> {
-  const to = batchTransition(batch.status, { type: 'cancel' });
-  const removed = await repos.batchContacts.cancelQueued(batch.id, contactSources('cancel'));
-  const notIngested = batch.status === 'ingesting' ? batch.total - batch.ingested : 0;
-  const cancelledJobs = removed + notIngested;
-  await repos.batches.moveStatus(batch.id, batchSources('cancel'), {
-    status: to,
-    cancelled_jobs: cancelledJobs,
-    completed_at: now,
-    paused_at: null,
-    updated_at: now,
-  });
-  await announce(repos, batch, now, {
-    event: 'batch.cancelled',
-    batchId: batch.id,
-    agentId: batch.agent_id,
-    userId: batch.user_id,
-    status: 'cancelled',
-    cancelledJobs,
-    timestamp: now.toISOString(),
-  });
-  return cancelledJobs;
+export type BatchTransition =
+  | Transitioned<'ingested', { id: string; user_id: string }>
+  | Transitioned<'pause' | 'resume'>
+  | (Transitioned<'cancel'> & { cancelledJobs: number })
+  | (Transitioned<'fail'> & { failure: BatchFailure })
+  | Transitioned<'finish', CompletedBatch>;
+
+/** What the batch lifecycle announces inside its callers' transactions (`TransactionBus`). */
+export interface BatchTransactionEvents {
+  'batch.transitioned': BatchTransition;
+}
+
+export interface BatchFailure {
+  code: string;
+  error: string;
 }
 
 /**
- * Fails a batch that has not finished: nothing queued is dialed any more, contacts not yet
- * ingested never will be, and onBatchFailed hears of it. Returns false when it had finished.
+ * The batch's status changes, each announced twice: its `TransactionBus` reactions run at once,
+ * in the caller's transaction (one that throws undoes the change), and `batch.transitioned` goes
+ * to the `EventBus` once that transaction commits. The reactions are wired in
+ * `src/wiring/subscribers.ts`.
  */
-export async function failBatch(
-  repos: Repos,
-  batchId: string,
-  failure: { code: string; error: string },
-  now: Date,
-): Promise<boolean> {
-  const updated = await repos.batches.fail(batchId, batchSources('fail'), failure, now);
-  if (!updated) return false;
-  const url = updated.webhooks?.onBatchFailed;
-  if (url) {
-    await queueWebhook(repos, {
-      userId: updated.user_id,
-      url,
-      payload: {
-        event: 'batch.failed',
-        batchId,
-        agentId: updated.agent_id,
-        error: failure.error,
-        code: failure.code,
-        timestamp: now.toISOString(),
-      },
-      batchId,
-      now,
+export class BatchLifecycle {
+  constructor(
+    private readonly events: DomainEventBus,
+    private readonly reactions: TransactionBus<BatchTransactionEvents>,
+  ) {}
+
+  /** Ingestion queued every contact: ingesting -> scheduled or pending (completed when none is dialable). */
+  async markIngested(
+    repos: Repos,
+    batch: { id: string; user_id: string },
+    startAt: Date | null,
+    now: Date,
+  ): Promise<BatchStatus | null> {
+    const next = batchTransition('ingesting', {
+      type: 'ingested',
+      startsLater: startAt !== null && startAt.getTime() > now.getTime(),
     });
+    const done = await repos.batches.moveStatus(batch.id, batchSources('ingested'), {
+      status: next,
+      ingest_lease_until: null,
+      updated_at: now,
+    });
+    if (!done) return null;
+    await this.announce({ tx: repos, cause: 'ingested', batch, to: next, now });
+    return (await this.finishIfDone(repos, batch.id, now)) ? 'completed' : next;
   }
-  const removed = await repos.batchContacts.cancelQueued(batchId, contactSources('cancel'));
-  // Once ingested, `ingested` equals `total`; before, the rest were never queued.
-  const neverQueued = updated.total - updated.ingested;
-  await repos.batches.addTo(batchId, 'cancelled_jobs', removed + neverQueued, null);
-  return true;
-}
 
-/** Pauses a batch (the caller checked canBatch(status, 'pause')): no new call starts; calls up finish. */
-export async function pauseBatch(repos: Repos, batch: LifecycleBatch, now: Date): Promise<BatchStatus> {
-  const to = batchTransition(batch.status, { type: 'pause' });
-  await repos.batches.moveStatus(batch.id, batchSources('pause'), {
-    status: to,
-    paused_at: now,
-    updated_at: now,
-  });
-  await announce(repos, batch, now, statusPayload(batch, 'batch.paused', to, now));
-  return to;
-}
+  /**
+   * Cancels a batch (the caller checked canBatch(status, 'cancel')): queued contacts leave the
+   * queue, contacts not yet ingested are never queued. Returns the contacts removed.
+   */
+  async cancelBatch(
+    repos: Repos,
+    batch: LifecycleBatch & { total: number; ingested: number },
+    now: Date,
+  ): Promise<number> {
+    const to = batchTransition(batch.status, { type: 'cancel' });
+    const removed = await repos.batchContacts.cancelQueued(batch.id, contactSources('cancel'));
+    const notIngested = batch.status === 'ingesting' ? batch.total - batch.ingested : 0;
+    const cancelledJobs = removed + notIngested;
+    await repos.batches.moveStatus(batch.id, batchSources('cancel'), {
+      status: to,
+      cancelled_jobs: cancelledJobs,
+      completed_at: now,
+      paused_at: null,
+      updated_at: now,
+    });
+    await this.announce({ tx: repos, cause: 'cancel', batch, to, now, cancelledJobs });
+    return cancelledJobs;
+  }
 
-/**
- * Resumes a paused batch where it stopped: processing when it had started dialing, else scheduled
- * or pending as its start time says. Queued contacts keep their times (those past are due now).
- */
-export async function resumeBatch(
-  repos: Repos,
-  batch: LifecycleBatch & { started_at: Date | null; scheduled_start_at: Date | null },
-  now: Date,
-): Promise<BatchStatus> {
-  const to = batchTransition(batch.status, {
-    type: 'resume',
-    started: batch.started_at !== null,
-    startsLater: batch.scheduled_start_at !== null && batch.scheduled_start_at.getTime() > now.getTime(),
-  });
-  await repos.batches.moveStatus(batch.id, batchSources('resume'), {
-    status: to,
-    paused_at: null,
-    updated_at: now,
-  });
-  await announce(repos, batch, now, statusPayload(batch, 'batch.resumed', to, now));
-  return to;
-}
+  /**
+   * Fails a batch that has not finished: nothing queued is dialed any more, and contacts not yet
+   * ingested never will be. Returns false when it had finished.
+   */
+  async failBatch(repos: Repos, batchId: string, failure: BatchFailure, now: Date): Promise<boolean> {
+    const updated = await repos.batches.fail(batchId, batchSources('fail'), failure, now);
+    if (!updated) return false;
+    await this.announce({
+      tx: repos,
+      cause: 'fail',
+      batch: { id: batchId, ...updated },
+      to: 'failed',
+      now,
+      failure,
+    });
+    const removed = await repos.batchContacts.cancelQueued(batchId, contactSources('cancel'));
+    // Once ingested, `ingested` equals `total`; before, the rest were never queued.
+    const neverQueued = updated.total - updated.ingested;
+    await repos.batches.addTo(batchId, 'cancelled_jobs', removed + neverQueued, null);
+    return true;
+  }
 
-function statusPayload(
-  batch: LifecycleBatch,
-  event: BatchStatusPayload['event'],
-  status: BatchStatus,
-  now: Date,
-): BatchStatusPayload {
-  return {
-    event,
-    batchId: batch.id,
-    agentId: batch.agent_id,
-    userId: batch.user_id,
-    status: status as BatchStatusPayload['status'],
-    timestamp: now.toISOString(),
-  };
-}
+  /** Pauses a batch (the caller checked canBatch(status, 'pause')): no new call starts; calls up finish. */
+  async pauseBatch(repos: Repos, batch: LifecycleBatch, now: Date): Promise<BatchStatus> {
+    return this.pauseOrResume(repos, batch, 'pause', batchTransition(batch.status, { type: 'pause' }), now);
+  }
 
-/** A change of the batch's state the user made: to onBatchEvent, else onBatchComplete. */
-async function announce(
-  repos: Repos,
-  batch: LifecycleBatch,
-  now: Date,
-  payload: BatchStatusPayload | BatchCancelledPayload,
-): Promise<void> {
-  const url = batch.webhooks?.onBatchEvent ?? batch.webhooks?.onBatchComplete;
-  if (!url) return;
-  await queueWebhook(repos, { userId: batch.user_id, url, payload, batchId: batch.id, now });
+  /**
+   * Resumes a paused batch where it stopped: processing when it had started dialing, else
+   * scheduled or pending as its start time says. Queued contacts keep their times (those past are
+   * due now).
+   */
+  async resumeBatch(
+    repos: Repos,
+    batch: LifecycleBatch & { started_at: Date | null; scheduled_start_at: Date | null },
+    now: Date,
+  ): Promise<BatchStatus> {
+    const to = batchTransition(batch.status, {
+      type: 'resume',
+      started: batch.started_at !== null,
+      startsLater: batch.scheduled_start_at !== null && batch.scheduled_start_at.getTime() > now.getTime(),
+    });
+    return this.pauseOrResume(repos, batch, 'resume', to, now);
+  }
+
+  private async pauseOrResume(
+    repos: Repos,
+    batch: LifecycleBatch,
+    cause: 'pause' | 'resume',
+    to: BatchStatus,
+    now: Date,
+  ): Promise<BatchStatus> {
+    await repos.batches.moveStatus(batch.id, batchSources(cause), {
+      status: to,
+      paused_at: cause === 'pause' ? now : null,
+      updated_at: now,
+    });
+    await this.announce({ tx: repos, cause, batch, to, now });
+    return to;
+  }
+
+  /**
+   * Queued rows whose number is on the user's suppression list: suppressed, never dialed, counted
+   * in batches.suppressed. The batch completes when that leaves nothing to dial.
+   */
+  async suppressContacts(repos: Repos, batchId: string, seqs: number[], now: Date): Promise<number> {
+    if (seqs.length === 0) return 0;
+    const count = await repos.batchContacts.suppress(batchId, seqs, contactSources('suppress'));
+    if (count === 0) return 0;
+    await repos.batches.addTo(batchId, 'suppressed', count, now);
+    await this.finishIfDone(repos, batchId, now);
+    return count;
+  }
+
+  /** Completes a live batch whose contacts are all final. Returns whether it completed. */
+  async finishIfDone(repos: Repos, batchId: string, now: Date, counted?: CountedBatch): Promise<boolean> {
+    const row = counted ?? (await repos.batches.counted(batchId));
+    if (!row || !canBatch(row.status, 'finish')) return false;
+    if (
+      !allContactsFinal({
+        total: row.total,
+        processed: row.processed,
+        cancelledJobs: row.cancelled_jobs,
+        suppressed: row.suppressed,
+        skipped: row.skipped,
+      })
+    )
+      return false;
+    // Contacts still dialing or queued (a row counted final by mistake) keep the batch open.
+    if (await repos.batchContacts.anyOpen(batchId)) return false;
+    const to = batchTransition(row.status, { type: 'finish' });
+    await repos.batches.moveStatus(batchId, batchSources('finish'), {
+      status: to,
+      completed_at: now,
+      paused_at: null,
+      updated_at: now,
+    });
+    await this.announce({ tx: repos, cause: 'finish', batch: row, to, now });
+    return true;
+  }
+
+  /** The change's reactions in its transaction, then `batch.transitioned` once that commits. */
+  private async announce(transition: BatchTransition): Promise<void> {
+    await this.reactions.run('batch.transitioned', transition);
+    const { tx, batch, cause, to, now } = transition;
+    tx.afterCommit(() =>
+      this.events.emit('batch.transitioned', {
+        batchId: batch.id,
+        userId: batch.user_id,
+        cause,
+        to,
+        at: now,
+      }),
+    );
+  }
 }
 
 /** Claimed rows become dialing (one call each) and the batch processing, in two statements. */
@@ -213,25 +273,6 @@ export async function deferContacts(
   if (defers.length === 0) return;
   await repos.batchContacts.defer(batchId, defers, contactSources('defer'));
 }
-
-/**
- * Queued rows whose number is on the user's suppression list: suppressed, never dialed, counted in
- * batches.suppressed. The batch completes when that leaves nothing to dial.
- */
-export async function suppressContacts(
-  repos: Repos,
-  batchId: string,
-  seqs: number[],
-  now: Date,
-): Promise<number> {
-  if (seqs.length === 0) return 0;
-  const count = await repos.batchContacts.suppress(batchId, seqs, contactSources('suppress'));
-  if (count === 0) return 0;
-  await repos.batches.addTo(batchId, 'suppressed', count, now);
-  await finishIfDone(repos, batchId, now);
-  return count;
-}
-
 /** A claimed row whose call never reached the network goes back to the queue, its attempt given back. */
 export async function returnContact(
   repos: Repos,
@@ -257,85 +298,7 @@ export async function queueContacts(
   return skipped;
 }
 
-/**
- * Completes a live batch whose contacts are all final, and queues its onBatchComplete. Returns
- * whether it completed.
- */
-export async function finishIfDone(
-  repos: Repos,
-  batchId: string,
-  now: Date,
-  counted?: CountedBatch,
-): Promise<boolean> {
-  const row = counted ?? (await repos.batches.counted(batchId));
-  if (!row || !canBatch(row.status, 'finish')) return false;
-  if (
-    !allContactsFinal({
-      total: row.total,
-      processed: row.processed,
-      cancelledJobs: row.cancelled_jobs,
-      suppressed: row.suppressed,
-      skipped: row.skipped,
-    })
-  )
-    return false;
-  // Contacts still dialing or queued (a row counted final by mistake) keep the batch open.
-  if (await repos.batchContacts.anyOpen(batchId)) return false;
-  const to = batchTransition(row.status, { type: 'finish' });
-  await repos.batches.moveStatus(batchId, batchSources('finish'), {
-    status: to,
-    completed_at: now,
-    paused_at: null,
-    updated_at: now,
-  });
-  const url = row.webhooks?.onBatchComplete;
-  if (url) {
-    await queueWebhook(repos, {
-      userId: row.user_id,
-      url,
-      payload: completedPayload(row, now),
-      batchId,
-      now,
-    });
-  }
-  return true;
-}
-
 export type { CountedBatch };
-
-function completedPayload(
-  batch: {
-    id: string;
-    agent_id: string;
-    user_id: string;
-    total: number;
-    processed: number;
-    succeeded: number;
-    failed: number;
-    created_at: Date;
-    started_at: Date | null;
-  },
-  now: Date,
-): BatchCompletedPayload {
-  return {
-    event: 'batch.completed',
-    batchId: batch.id,
-    agentId: batch.agent_id,
-    userId: batch.user_id,
-    statistics: {
-      total: batch.total,
-      processed: batch.processed,
-      succeeded: batch.succeeded,
-      failed: batch.failed,
-      ...batchRatios(batch),
-    },
-    timestamps: {
-      createdAt: batch.created_at.toISOString(),
-      startedAt: batch.started_at?.toISOString() ?? null,
-      completedAt: now.toISOString(),
-    },
-  };
-}
 
 /** A batch row as a group of call ends holds it locked. */
 export interface EndingBatch {

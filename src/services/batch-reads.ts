@@ -128,8 +128,8 @@ export class BatchReads {
   /**
    * check-status, answered from a snapshot at most STATS_FRESH_MS old: a campaign's counters move
    * every few milliseconds, so a dashboard or a client polling it loses nothing, and requests that
-   * arrive together share one read instead of each running three queries. A cancel made through
-   * this process forgets the snapshot at once.
+   * arrive together share one read instead of each running three queries. A status change made in
+   * this process forgets the snapshot once it commits (`batch-status-snapshot`, wiring/subscribers.ts).
    */
   checkStatus(userId: string, batchId: string, limit: number | null): Promise<BatchStatistics> {
     const key = snapshotKey(userId, batchId, limit);

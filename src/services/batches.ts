@@ -14,7 +14,7 @@ import { AppError, fieldError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { representableInstant } from '../domain/input.js';
 import type { Repos } from '../store/index.js';
-import { cancelBatch, failBatch, pauseBatch, resumeBatch } from './batch-lifecycle.js';
+import type { BatchLifecycle } from './batch-lifecycle.js';
 import type { Deps } from './deps.js';
 import { assertWebhookUrls } from './webhooks.js';
 
@@ -145,7 +145,13 @@ function batchName(given: string | undefined): string {
 export class BatchService {
   private ingestStarter: IngestStarter | null = null;
 
-  constructor(private readonly deps: Deps) {}
+  constructor(
+    private readonly deps: Deps,
+    private readonly lifecycle: Pick<
+      BatchLifecycle,
+      'cancelBatch' | 'pauseBatch' | 'resumeBatch' | 'failBatch'
+    >,
+  ) {}
 
   /** The in-process ingester that picks a batch up right after its 202. */
   onAccepted(starter: IngestStarter): void {
@@ -295,7 +301,7 @@ export class BatchService {
           `Batch ${batchId} is ${batch.status} and cannot be cancelled`,
         );
       }
-      const cancelledJobs = await cancelBatch(repos, batch, clock.now());
+      const cancelledJobs = await this.lifecycle.cancelBatch(repos, batch, clock.now());
       await repos.batchPayloads.delete(batchId);
       return {
         success: true as const,
@@ -342,7 +348,9 @@ export class BatchService {
       }
       const now = clock.now();
       const status = (
-        event === 'pause' ? await pauseBatch(repos, batch, now) : await resumeBatch(repos, batch, now)
+        event === 'pause'
+          ? await this.lifecycle.pauseBatch(repos, batch, now)
+          : await this.lifecycle.resumeBatch(repos, batch, now)
       ) as BatchStateChange['status'];
       return {
         success: true as const,
@@ -370,7 +378,7 @@ export class BatchService {
     const { store, clock } = this.deps;
     return store.tx(async (repos) => {
       if (stillHolds && !(await stillHolds(repos))) return false;
-      if (!(await failBatch(repos, batchId, { code, error }, clock.now()))) return false;
+      if (!(await this.lifecycle.failBatch(repos, batchId, { code, error }, clock.now()))) return false;
       await repos.batchPayloads.delete(batchId);
       return true;
     });

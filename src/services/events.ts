@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { BatchStatus } from '../domain/batch.js';
+import type { AnnouncedBatchEvent } from '../domain/batch-lifecycle.js';
 import type { CallEndedEvent } from '../ports.js';
 import type { EndedCall } from '../store/calls.js';
 
@@ -23,6 +25,29 @@ export interface CallEvents {
    */
   'call.ended': { event: CallEndedEvent; recorded: boolean; call: EndedCall | null };
 }
+
+/**
+ * What happens to a batch, announced once the transaction that wrote it committed. Inside that
+ * transaction the same change runs its `TransactionBus` reactions first (`BatchTransactionEvents`,
+ * services/batch-lifecycle.ts): this one is for reactions that only need to see it stored.
+ */
+export interface BatchEvents {
+  /**
+   * A batch's status changed: `cause` is the lifecycle event (domain/batch-lifecycle.ts) and `to`
+   * where it led. Every change of `batches.status` but the dispatcher's claim (see
+   * `AnnouncedBatchEvent`).
+   */
+  'batch.transitioned': {
+    batchId: string;
+    userId: string;
+    cause: AnnouncedBatchEvent;
+    to: BatchStatus;
+    at: Date;
+  };
+}
+
+/** Every event announced after its commit: one bus per process carries both. */
+export type DomainEvents = CallEvents & BatchEvents;
 
 type Reaction<Payload> = (payload: Payload) => void | Promise<void>;
 
@@ -74,7 +99,7 @@ export class EventBus<Events extends object> extends Subscribers<Events> {
   }
 }
 
-export type CallEventBus = EventBus<CallEvents>;
+export type DomainEventBus = EventBus<DomainEvents>;
 
 /**
  * Reactions that are part of a write: `run` calls them in order inside the transaction that makes

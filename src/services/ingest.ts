@@ -4,7 +4,7 @@ import { hasConsent, normalizeConsent } from '../domain/consent.js';
 import { type BatchContactInput, distinctContacts } from '../domain/contacts.js';
 import { newId } from '../domain/ids.js';
 import type { ContactsRepo } from '../store/contacts.js';
-import { markIngested, queueContacts } from './batch-lifecycle.js';
+import { type BatchLifecycle, queueContacts } from './batch-lifecycle.js';
 import { type BatchService, INGEST_CHUNK, INGEST_LEASE_MS } from './batches.js';
 import type { Deps } from './deps.js';
 
@@ -32,6 +32,7 @@ export class BatchIngester {
   constructor(
     private readonly deps: Deps,
     private readonly batches: Pick<BatchService, 'fail'>,
+    private readonly lifecycle: Pick<BatchLifecycle, 'markIngested'>,
   ) {}
 
   /** Starts ingesting in the background (used right after the 202, with the already parsed contacts). */
@@ -164,7 +165,7 @@ export class BatchIngester {
       await yieldToEventLoop();
     }
     await store.tx(async (repos) => {
-      const next = await markIngested(repos, batchId, startAt, clock.now());
+      const next = await this.lifecycle.markIngested(repos, batch, startAt, clock.now());
       if (next) await repos.batchPayloads.delete(batchId);
     });
     this.deps.logger.info({ batchId, contacts: contacts.length }, 'batch ingested');

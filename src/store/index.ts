@@ -41,6 +41,12 @@ export interface Repos {
   suppressions: SuppressionsRepo;
   dials: DialsRepo;
   locks: LocksRepo;
+  /**
+   * Runs `run` once the transaction these repositories belong to has committed, before `tx`
+   * resolves, and never if it rolls back; outside a transaction, at once. For the reactions that
+   * must see the change stored (`EventBus` in services/events.ts); `run` must not throw.
+   */
+  afterCommit(run: () => Promise<void>): void;
 }
 
 export interface Store extends Repos {

@@ -5,6 +5,7 @@ import type { Analyzer } from '../domain/analysis.js';
 import type { AppServices } from '../http/route-kit.js';
 import { AgentService } from '../services/agents.js';
 import { AnalysisService } from '../services/analysis.js';
+import { BatchLifecycle, type BatchTransactionEvents } from '../services/batch-lifecycle.js';
 import { BatchReads } from '../services/batch-reads.js';
 import { BatchService } from '../services/batches.js';
 import { CallIntake } from '../services/calls/intake.js';
@@ -14,7 +15,7 @@ import { CallReads } from '../services/calls/reads.js';
 import { CallRecordings } from '../services/calls/recordings.js';
 import { DashboardReads } from '../services/dashboard.js';
 import type { Deps } from '../services/deps.js';
-import { type CallEventBus, TransactionBus } from '../services/events.js';
+import { type DomainEventBus, TransactionBus } from '../services/events.js';
 import { BatchExport } from '../services/export.js';
 import type { HealthService } from '../services/health.js';
 import { IdempotencyService } from '../services/idempotency.js';
@@ -31,7 +32,7 @@ import { Dispatcher } from '../workers/dispatcher/index.js';
 import { Reconciler } from '../workers/reconciler.js';
 import { WebhookSender } from '../workers/webhook-sender.js';
 import type { Storage } from './storage.js';
-import { subscribeCallReactions } from './subscribers.js';
+import { subscribeBatchReactions, subscribeCallReactions } from './subscribers.js';
 import type { Voice } from './voice.js';
 
 /** The services the HTTP app serves; the runtime hands tests the web provider itself. */
@@ -48,8 +49,8 @@ export interface BuiltServices {
 }
 
 /**
- * The services over `deps`, the call's modules, and the reactions to a call's events (subscribed
- * here, in `subscribers.ts`). The trunk and webhook services are built earlier, as the voice
+ * The services over `deps`, the call's and the batch's modules, and the reactions to their events
+ * (subscribed here, in `subscribers.ts`). The trunk and webhook services are built earlier, as the voice
  * side reads trunks and signing secrets through them.
  */
 export function buildServices(
@@ -58,7 +59,7 @@ export function buildServices(
   context: {
     storage: Storage;
     voice: Voice;
-    events: CallEventBus;
+    events: DomainEventBus;
     trunks: SipTrunkService;
     webhooks: WebhookService;
     health: HealthService;
@@ -78,12 +79,15 @@ export function buildServices(
   const calls = new CallIntake(deps, lifecycle, events);
   const callReads = new CallReads(deps, live, links);
   const reconciler = new Reconciler(deps, lifecycle, live);
-  const batches = new BatchService(deps);
-  const ingester = new BatchIngester(deps, batches);
+  const batchReactions = new TransactionBus<BatchTransactionEvents>();
+  const batchLifecycle = new BatchLifecycle(events, batchReactions);
+  const batches = new BatchService(deps, batchLifecycle);
+  const ingester = new BatchIngester(deps, batches, batchLifecycle);
   batches.onAccepted((batchId, contacts) => ingester.start(batchId, contacts));
   const dispatcher = new Dispatcher({
     deps,
     lifecycle,
+    batchLifecycle,
     live,
     batches,
     limiter: storage.limiter,
@@ -104,10 +108,12 @@ export function buildServices(
     live,
     liveControl,
     dispatcher,
+    batchLifecycle,
     metrics: deps.metrics,
     links,
   });
   const batchReads = new BatchReads(deps, callReads, links);
+  subscribeBatchReactions(events, batchReactions, { batchReads });
   const services: RuntimeServices = {
     keys: new KeyService(deps),
     users: new UserService(deps),

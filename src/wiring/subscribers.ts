@@ -1,9 +1,15 @@
 import type { Metrics } from '../metrics.js';
-import { advanceBatchContacts, finishIfDone } from '../services/batch-lifecycle.js';
+import {
+  advanceBatchContacts,
+  type BatchLifecycle,
+  type BatchTransactionEvents,
+} from '../services/batch-lifecycle.js';
+import type { BatchReads } from '../services/batch-reads.js';
+import { queueBatchWebhook } from '../services/batch-webhooks.js';
 import { queueCallCompleted } from '../services/calls/completed.js';
 import type { CallTransactionEvents } from '../services/calls/lifecycle.js';
 import type { LiveView } from '../services/calls/live-view.js';
-import type { CallEventBus, TransactionBus } from '../services/events.js';
+import type { DomainEventBus, TransactionBus } from '../services/events.js';
 import type { LiveControlService } from '../services/live-control.js';
 import type { RecordingLinks } from '../services/recording-links.js';
 import type { Dispatcher } from '../workers/dispatcher/index.js';
@@ -13,6 +19,8 @@ export interface CallReactions {
   live: LiveView;
   liveControl: LiveControlService;
   dispatcher: Dispatcher;
+  /** Completes a batch whose last contact a call's end finished. */
+  batchLifecycle: Pick<BatchLifecycle, 'finishIfDone'>;
   metrics: Metrics;
   links: RecordingLinks;
   /** Transitional (issue 23): `completedPayload` (services/calls/reads.ts) still reads with Kysely. */
@@ -24,16 +32,16 @@ export interface CallReactions {
  * the minutes charged, the analysis due) are `CallLifecycle`'s.
  */
 export function subscribeCallReactions(
-  events: CallEventBus,
+  events: DomainEventBus,
   reactions: TransactionBus<CallTransactionEvents>,
-  { live, liveControl, dispatcher, metrics, links }: CallReactions,
+  { live, liveControl, dispatcher, batchLifecycle, metrics, links }: CallReactions,
 ): void {
   // In the transaction that applies calls' ends, so each happens if and only if the end commits.
   // call.completed is queued before the batch's own completion, so the outbox sends them in order.
   reactions.on('calls.ending', 'call-completed-webhook', (ending) => queueCallCompleted(ending, links));
   reactions.on('calls.ending', 'batch-progress', async ({ tx, rows, events: ended, batches, now }) => {
     const counted = await advanceBatchContacts(tx, batches, rows, ended, now);
-    for (const batch of counted) await finishIfDone(tx, batch.id, now, batch);
+    for (const batch of counted) await batchLifecycle.finishIfDone(tx, batch.id, now, batch);
   });
   // The live view shows a single or web call from the moment it is committed, and a call that
   // waited for its trunk from the moment it went out, as its row does.
@@ -56,4 +64,29 @@ export function subscribeCallReactions(
     if (recorded) await liveControl.callEnded(event);
   });
   events.on('call.ended', 'dispatcher-release', ({ event }) => dispatcher.released(event.callId));
+}
+
+/** The modules that react to a batch's transitions. */
+export interface BatchReactions {
+  batchReads: Pick<BatchReads, 'forget'>;
+}
+
+/**
+ * Every reaction to a batch's status change (`BatchLifecycle`, services/batch-lifecycle.ts), by
+ * name: ingested, paused, resumed, cancelled, failed, completed. The status itself is the
+ * lifecycle's write.
+ */
+export function subscribeBatchReactions(
+  events: DomainEventBus,
+  reactions: TransactionBus<BatchTransactionEvents>,
+  { batchReads }: BatchReactions,
+): void {
+  // In the transaction that changes the status, so the webhook is queued if and only if the change
+  // commits. A batch completed by its last call's end runs here after call-completed-webhook and
+  // batch-progress (calls.ending above), so the outbox sends call.completed first.
+  reactions.on('batch.transitioned', 'batch-webhook', queueBatchWebhook);
+  // After the commit: check-status shows the change at once, not a snapshot read before it (kept
+  // up to 250 ms, services/batch-reads.ts). The snapshots are this process's: another process's
+  // age out.
+  events.on('batch.transitioned', 'batch-status-snapshot', ({ batchId }) => batchReads.forget(batchId));
 }

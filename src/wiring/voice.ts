@@ -14,7 +14,7 @@ import { WebCallProvider } from '../adapters/voice/web-provider.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import type { TrunkDirectory, VoiceProvider } from '../ports.js';
-import type { CallEventBus } from '../services/events.js';
+import type { DomainEventBus } from '../services/events.js';
 import { loadConversationEngine } from '../voice/engines/index.js';
 import { HttpToolCaller } from '../voice/http-tools.js';
 import type { PrunedStore } from '../workers/recording-pruner.js';
@@ -50,7 +50,7 @@ export async function buildVoice(
   overrides: VoiceOverrides,
   context: {
     storage: Storage;
-    events: CallEventBus;
+    events: DomainEventBus;
     metrics: Metrics;
     logger: Logger;
     /** The client agents' HTTP tools go out through (the webhooks' address guard). */

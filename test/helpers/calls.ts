@@ -26,6 +26,22 @@ export function callEnded(t: TestApp, account: Account, callId: string): Promise
   });
 }
 
+/** Submits a campaign (`body` beside the account's agent and user) and answers its batchId once accepted. */
+export async function submitBatch(
+  t: TestApp,
+  account: Account,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const created = await t.request({
+    method: 'POST',
+    url: '/api/v1/batch',
+    key: account.key,
+    payload: { agentId: account.agentId, userId: account.userId, ...body },
+  });
+  expect(created.statusCode, created.body).toBe(202);
+  return created.json().batchId as string;
+}
+
 /**
  * Submits a campaign of these numbers (30 calls/s) and waits until it is completed (the app needs
  * its workers); answers the batchId and the ids of its calls.
@@ -35,19 +51,7 @@ export async function completedBatch(
   account: Account,
   contacts: Array<{ phoneNumber: string; name?: string }>,
 ): Promise<{ batchId: string; callIds: string[] }> {
-  const created = await t.request({
-    method: 'POST',
-    url: '/api/v1/batch',
-    key: account.key,
-    payload: {
-      agentId: account.agentId,
-      userId: account.userId,
-      options: { maxCallsPerSecond: 30 },
-      contacts,
-    },
-  });
-  expect(created.statusCode, created.body).toBe(202);
-  const batchId = created.json().batchId as string;
+  const batchId = await submitBatch(t, account, { options: { maxCallsPerSecond: 30 }, contacts });
   const done = await eventually<{ recentCalls: Array<{ id: string }> }>(async () => {
     const res = await t.request({
       method: 'GET',

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, eventually, startTestApp, type TestApp } from '../helpers/app.js';
+import { submitBatch } from '../helpers/calls.js';
 
 /** check-status (and its other addresses), live batch status, list and cancel: happy, error and security cases. */
 describe('batch reads and cancel', () => {
@@ -15,16 +16,7 @@ describe('batch reads and cancel', () => {
 
   const numbers = (n: number, from: number) =>
     Array.from({ length: n }, (_, i) => ({ phoneNumber: `+1415555${from + i}`, name: `N${i}` }));
-  const create = async (account: Account, body: Record<string, unknown>) => {
-    const res = await t.request({
-      method: 'POST',
-      url: '/api/v1/batch',
-      key: account.key,
-      payload: { agentId: account.agentId, userId: account.userId, ...body },
-    });
-    expect(res.statusCode, res.body).toBe(202);
-    return res.json().batchId as string;
-  };
+  const create = (account: Account, body: Record<string, unknown>) => submitBatch(t, account, body);
   const get = (account: Account, url: string) => t.request({ method: 'GET', url, key: account.key });
 
   it('reports statistics with the default 10 recent calls, a limit, or all of them, at every address', async () => {

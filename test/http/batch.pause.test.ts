@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, eventually, startTestApp, type TestApp } from '../helpers/app.js';
+import { submitBatch } from '../helpers/calls.js';
 
 /**
  * Pause and resume (issue 15 item 5), and the lifecycle's final contact states seen through the
@@ -24,16 +25,7 @@ describe('batch pause, resume and final contact states', () => {
 
   const numbers = (n: number, from: number) =>
     Array.from({ length: n }, (_, i) => ({ phoneNumber: `+1415555${from + i}`, name: `N${i}` }));
-  const create = async (account: Account, body: Record<string, unknown>) => {
-    const res = await t.request({
-      method: 'POST',
-      url: '/api/v1/batch',
-      key: account.key,
-      payload: { agentId: account.agentId, userId: account.userId, ...body },
-    });
-    expect(res.statusCode, res.body).toBe(202);
-    return res.json().batchId as string;
-  };
+  const create = (account: Account, body: Record<string, unknown>) => submitBatch(t, account, body);
   const status = async (batchId: string) =>
     (
       await t.request({

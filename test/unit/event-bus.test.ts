@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { EventBus, TransactionBus } from '../../src/services/events.js';
+import type { BatchTransactionEvents } from '../../src/services/batch-lifecycle.js';
+import type { CallTransactionEvents } from '../../src/services/calls/lifecycle.js';
+import {
+  type DomainEventBus,
+  type DomainEvents,
+  EventBus,
+  TransactionBus,
+} from '../../src/services/events.js';
+import { subscribeBatchReactions, subscribeCallReactions } from '../../src/wiring/subscribers.js';
 
 interface Events {
   ended: { callId: string };
@@ -86,5 +94,35 @@ describe('TransactionBus', () => {
     expect(() => bus.on('ended', 'after', async () => {})).toThrow(
       'ended already has a subscriber named after',
     );
+  });
+});
+
+describe('the wiring (src/wiring/subscribers.ts)', () => {
+  it('subscribes every reaction to a batch transition by name, on the bus it must run on', () => {
+    const events: DomainEventBus = new EventBus<DomainEvents>(logged().logger as never);
+    const reactions = new TransactionBus<BatchTransactionEvents>();
+    // Subscribing calls none of the reactions: the modules behind them are never reached here.
+    subscribeBatchReactions(events, reactions, { batchReads: { forget: () => {} } });
+    // In the transaction: the webhook commits with the status or not at all.
+    expect(reactions.subscribersOf('batch.transitioned')).toEqual(['batch-webhook']);
+    // After the commit: what only needs to see the change stored.
+    expect(events.subscribersOf('batch.transitioned')).toEqual(['batch-status-snapshot']);
+    expect(events.subscribersOf('call.ended')).toEqual([]);
+  });
+
+  it('subscribes the reactions to a call by name, the batch completion among them', () => {
+    const events: DomainEventBus = new EventBus<DomainEvents>(logged().logger as never);
+    const reactions = new TransactionBus<CallTransactionEvents>();
+    subscribeCallReactions(events, reactions, {} as never);
+    expect(reactions.subscribersOf('calls.ending')).toEqual(['call-completed-webhook', 'batch-progress']);
+    expect(events.subscribersOf('call.opened')).toEqual(['live-view']);
+    expect(events.subscribersOf('call.sent')).toEqual(['live-view']);
+    expect(events.subscribersOf('call.ended')).toEqual([
+      'metrics',
+      'live-view',
+      'live-call-followers',
+      'dispatcher-release',
+    ]);
+    expect(events.subscribersOf('batch.transitioned')).toEqual([]);
   });
 });

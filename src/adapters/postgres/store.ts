@@ -23,7 +23,15 @@ import { PgWebhookDeliveriesRepo } from './repos/webhook-deliveries.js';
 /** The executor each repository set runs on (the pool's Db, one connection, or a transaction). */
 const executors = new WeakMap<Repos, Db>();
 
-function buildRepos(db: Db, order: LockOrder | null): Repos {
+/**
+ * What `afterCommit` does with its work: keep it until the transaction commits, run it at once
+ * (outside a transaction there is nothing to wait for), or refuse it (a transaction whose commit
+ * its caller holds, `transactionRepos`, runs none).
+ */
+type AfterCommit = Array<() => Promise<void>> | 'now' | 'refused';
+
+/** The repositories over `db`. */
+function buildRepos(db: Db, order: LockOrder | null, committed: AfterCommit): Repos {
   const repos: Repos = {
     users: new PgUsersRepo(db, order),
     keys: new PgKeysRepo(db),
@@ -43,6 +51,12 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
     suppressions: new PgSuppressionsRepo(db),
     dials: new PgDialsRepo(db),
     locks: new PgLocksRepo(db, order),
+    afterCommit: (run) => {
+      if (committed === 'refused')
+        throw new Error('afterCommit: this transaction is committed by its caller');
+      if (committed === 'now') void run();
+      else committed.push(run);
+    },
   };
   executors.set(repos, db);
   return repos;
@@ -54,8 +68,13 @@ function buildRepos(db: Db, order: LockOrder | null): Repos {
  */
 export function pgStore(db: Db, kind: 'postgres' | 'pglite'): Store {
   const store: Store = {
-    ...buildRepos(db, null),
-    tx: (fn) => db.transaction().execute((trx) => fn(buildRepos(trx, new LockOrder()))),
+    ...buildRepos(db, null, 'now'),
+    tx: async (fn) => {
+      const committed: Array<() => Promise<void>> = [];
+      const result = await db.transaction().execute((trx) => fn(buildRepos(trx, new LockOrder(), committed)));
+      for (const run of committed) await run();
+      return result;
+    },
     exclusive: (name, fn) =>
       db.connection().execute(async (conn) => {
         const shared = kind === 'postgres';
@@ -75,5 +94,5 @@ export function pgStore(db: Db, kind: 'postgres' | 'pglite'): Store {
 
 /** The repositories over a transaction the caller holds (`trx`), with a lock order of their own. */
 export function transactionRepos(trx: Db): Repos {
-  return buildRepos(trx, new LockOrder());
+  return buildRepos(trx, new LockOrder(), 'refused');
 }

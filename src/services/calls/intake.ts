@@ -11,7 +11,7 @@ import type { DialRequest } from '../../ports.js';
 import type { Repos } from '../../store/index.js';
 import { callLoad } from '../call-load.js';
 import type { Deps } from '../deps.js';
-import type { CallEventBus } from '../events.js';
+import type { DomainEventBus } from '../events.js';
 import { isSuppressed } from '../suppressions.js';
 import { assertWebhookUrls } from '../webhooks.js';
 import type { CallLifecycle } from './lifecycle.js';
@@ -57,7 +57,7 @@ export class CallIntake {
       'store' | 'config' | 'clock' | 'provider' | 'dials' | 'logger' | 'metrics'
     >,
     private readonly lifecycle: CallLifecycle,
-    private readonly events: CallEventBus,
+    private readonly events: DomainEventBus,
   ) {}
 
   /**

@@ -7,7 +7,7 @@ import type { EndedCallRow, NewBatchCallRow } from '../../store/calls.js';
 import type { Repos } from '../../store/index.js';
 import { returnContact } from '../batch-lifecycle.js';
 import type { Deps } from '../deps.js';
-import type { CallEventBus, TransactionBus } from '../events.js';
+import type { DomainEventBus, TransactionBus } from '../events.js';
 
 /** A single or web call to open: every call outside a batch starts in this shape. */
 export interface NewCall {
@@ -67,7 +67,7 @@ export class CallLifecycle {
 
   constructor(
     private readonly deps: Pick<Deps, 'store' | 'clock' | 'dials' | 'logger' | 'metrics'>,
-    private readonly events: CallEventBus,
+    private readonly events: DomainEventBus,
     private readonly reactions: TransactionBus<CallTransactionEvents>,
   ) {}
 

@@ -5,7 +5,7 @@ import { failedDialEnd } from '../../domain/call.js';
 import { nextCallableAt, windowFromRow } from '../../domain/calling-window.js';
 import { newId } from '../../domain/ids.js';
 import type { Admission, DialRequest, Pace, RateLimiter } from '../../ports.js';
-import { claimContacts, deferContacts, suppressContacts } from '../../services/batch-lifecycle.js';
+import { type BatchLifecycle, claimContacts, deferContacts } from '../../services/batch-lifecycle.js';
 import type { BatchService } from '../../services/batches.js';
 import { callLoad } from '../../services/call-load.js';
 import { agentForDial } from '../../services/calls/intake.js';
@@ -19,6 +19,8 @@ import type { Repos } from '../../store/index.js';
 export interface DispatcherOptions {
   deps: Deps;
   lifecycle: CallLifecycle;
+  /** The batch's status changes (a batch whose contacts are all suppressed completes). */
+  batchLifecycle: Pick<BatchLifecycle, 'suppressContacts'>;
   live: LiveView;
   batches: BatchService;
   limiter: RateLimiter;
@@ -378,7 +380,7 @@ export class Dispatcher {
           callable.push(claimed);
         }
       }
-      await suppressContacts(repos, batch.id, suppressed, now);
+      await this.options.batchLifecycle.suppressContacts(repos, batch.id, suppressed, now);
       await deferContacts(repos, batch.id, waits);
       if (due.length < fetch || (suppressed.length === 0 && waits.length === 0)) break;
       gated = true;

@@ -10,7 +10,7 @@ import { talkSection } from '../talk.js';
 /** A campaign's live page, the JSON its script polls, and its cancel, pause and resume forms. */
 export function registerBatchPage(
   app: App,
-  services: Pick<DashboardServices, 'batches' | 'batchReads' | 'dashboard'>,
+  services: Pick<DashboardServices, 'batches' | 'dashboard'>,
   { sessions, signedIn, checkForm, notFound }: PageGuard,
 ): void {
   app.get('/dashboard/api/batches/:batchId', async (request, reply) => {
@@ -44,7 +44,6 @@ export function registerBatchPage(
     const batchId = (request.params as { batchId: string }).batchId;
     try {
       await services.batches.cancel(session.userId, batchId);
-      services.batchReads.forget(batchId);
     } catch (error) {
       if (
         !(error instanceof AppError) ||
@@ -64,7 +63,6 @@ export function registerBatchPage(
       const batchId = (request.params as { batchId: string }).batchId;
       try {
         await services.batches[action](session.userId, batchId);
-        services.batchReads.forget(batchId);
       } catch (error) {
         // A batch that finished (or resumed) meanwhile: the page shows what it is now.
         if (

@@ -12,7 +12,7 @@ const CancelReply = Type.Object({
   message: Type.String(),
 });
 
-export function registerBatchCancel(app: App, services: Pick<AppServices, 'batches' | 'batchReads'>): void {
+export function registerBatchCancel(app: App, services: Pick<AppServices, 'batches'>): void {
   app.post(
     '/api/v1/batch/cancel',
     {
@@ -27,9 +27,7 @@ export function registerBatchCancel(app: App, services: Pick<AppServices, 'batch
     },
     async (request) => {
       const auth = requireAuth(request);
-      const cancelled = await services.batches.cancel(auth.userId, request.query.batchId);
-      services.batchReads.forget(request.query.batchId);
-      return cancelled;
+      return services.batches.cancel(auth.userId, request.query.batchId);
     },
   );
 }

@@ -15,7 +15,7 @@ const StateReply = Type.Object({
 });
 
 /** POST /api/v1/batch/pause and /resume: stop starting calls, and go on where it stopped. */
-export function registerBatchPause(app: App, services: Pick<AppServices, 'batches' | 'batchReads'>): void {
+export function registerBatchPause(app: App, services: Pick<AppServices, 'batches'>): void {
   app.post(
     '/api/v1/batch/pause',
     {
@@ -31,9 +31,7 @@ export function registerBatchPause(app: App, services: Pick<AppServices, 'batche
     },
     async (request) => {
       const auth = requireAuth(request);
-      const paused = await services.batches.pause(auth.userId, request.query.batchId);
-      services.batchReads.forget(request.query.batchId);
-      return paused;
+      return services.batches.pause(auth.userId, request.query.batchId);
     },
   );
   app.post(
@@ -51,9 +49,7 @@ export function registerBatchPause(app: App, services: Pick<AppServices, 'batche
     },
     async (request) => {
       const auth = requireAuth(request);
-      const resumed = await services.batches.resume(auth.userId, request.query.batchId);
-      services.batchReads.forget(request.query.batchId);
-      return resumed;
+      return services.batches.resume(auth.userId, request.query.batchId);
     },
   );
 }
