@@ -192,8 +192,9 @@ export function isTransientDatabaseError(error: unknown): boolean {
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * A chunk's contacts, in two statements: those given by an id of the user's are updated in place,
- * the rest upserted by the user's phone number. Returns each contact's row id, in chunk order.
+ * A chunk's contacts, merged by the contacts repository in two set-based statements: those given
+ * by an id of the user's are updated in place, the rest upserted by the user's phone number.
+ * Returns each contact's row id, in chunk order.
  */
 async function upsertContacts(
   repo: ContactsRepo,
@@ -215,17 +216,11 @@ async function upsertContacts(
   const normalized = <T extends BatchContactInput>(c: T): T =>
     c.consent ? { ...c, consent: normalizeConsent(c.consent) } : c;
   const contactIdByPhone = new Map<string, string>();
-  if (byId.length > 0) {
-    await repo.updateById(userId, byId.map(normalized));
-    for (const contact of byId) contactIdByPhone.set(contact.phoneNumber, contact.id);
-  }
-  if (byPhone.length > 0) {
-    const rows = await repo.upsertByPhone(
-      userId,
-      byPhone.map((c) => ({ ...normalized(c), id: newId('cnt') })),
-    );
-    for (const row of rows) contactIdByPhone.set(row.phone_number, row.id);
-  }
+  const rows = await repo.merge(userId, [
+    ...byId.map((c) => ({ ...normalized(c), byId: true })),
+    ...byPhone.map((c) => ({ ...normalized(c), id: newId('cnt') })),
+  ]);
+  for (const row of rows) contactIdByPhone.set(row.phone_number, row.id);
   return contacts.map((contact) => {
     const id = contactIdByPhone.get(contact.phoneNumber);
     if (!id) throw new Error(`no contact row for ${contact.phoneNumber}`);

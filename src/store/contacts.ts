@@ -14,6 +14,12 @@ export interface ContactWrite {
   consent?: ConsentRecord | undefined;
 }
 
+/**
+ * A contact to write: `id` is the id of one of the user's contacts when `byId` (that contact is
+ * updated), else the id a new contact takes (an existing one is found by the user's phone number).
+ */
+export type ContactMerge = ContactWrite & { id: string; byId?: boolean };
+
 /** A contacts row. */
 export interface ContactRow {
   id: string;
@@ -32,16 +38,13 @@ export interface ContactRow {
 export interface ContactsRepo {
   /** Which of these ids are contacts of the user's. */
   idsOfUser(userId: string, ids: string[]): Promise<string[]>;
-  /** Updates the user's contacts by id, in one statement. */
-  updateById(userId: string, contacts: Array<ContactWrite & { id: string }>): Promise<void>;
   /**
-   * Inserts the contacts (with the ids given) or, for a phone number the user already has, updates
-   * that contact, in one statement: each row's id and phone number.
+   * Writes contacts, each created or merged into the stored one by the one rule (see ContactWrite),
+   * in one set-based statement for those found by id and one for those found by phone number; a
+   * contact found by id keeps its number. Returns each contact's row id with the number it was
+   * given.
    */
-  upsertByPhone(
-    userId: string,
-    contacts: Array<ContactWrite & { id: string }>,
-  ): Promise<Array<{ id: string; phone_number: string }>>;
+  merge(userId: string, contacts: ContactMerge[]): Promise<Array<{ id: string; phone_number: string }>>;
   getForUser(userId: string, contactId: string): Promise<ContactRow | undefined>;
   /**
    * A single dial's contact: inserted (with `id`) or, for a number the user already has, updated
