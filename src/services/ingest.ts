@@ -1,9 +1,9 @@
 import { initialContactState } from '../domain/batch-lifecycle.js';
 import { contactZone } from '../domain/calling-window.js';
-import { hasConsent, normalizeConsent } from '../domain/consent.js';
-import { type BatchContactInput, distinctContacts } from '../domain/contacts.js';
+import { hasConsent } from '../domain/consent.js';
+import { type BatchContactInput, contactChanges, distinctContacts } from '../domain/contacts.js';
 import { newId } from '../domain/ids.js';
-import type { ContactsRepo } from '../store/contacts.js';
+import type { ContactMerge, ContactsRepo } from '../store/contacts.js';
 import { markIngested, queueContacts } from './batch-lifecycle.js';
 import { type BatchService, INGEST_CHUNK, INGEST_LEASE_MS } from './batches.js';
 import type { Deps } from './deps.js';
@@ -205,22 +205,15 @@ async function upsertContacts(
   const known = new Set<string>();
   if (givenIds.length > 0) for (const id of await repo.idsOfUser(userId, givenIds)) known.add(id);
 
-  const byId: Array<BatchContactInput & { id: string }> = [];
-  const byPhone: BatchContactInput[] = [];
-  for (const contact of contacts) {
-    if (contact.id && known.has(contact.id)) byId.push({ ...contact, id: contact.id });
-    else byPhone.push(contact);
-  }
-
-  // A consent record given replaces the stored one (the latest batch's word); none given keeps it.
-  const normalized = <T extends BatchContactInput>(c: T): T =>
-    c.consent ? { ...c, consent: normalizeConsent(c.consent) } : c;
+  // Every contact is written by the one merge rule (domain/contacts.ts), a single dial's too.
+  const writes: ContactMerge[] = contacts.map((contact) => {
+    const changes = { ...contactChanges(contact), phoneNumber: contact.phoneNumber };
+    return contact.id && known.has(contact.id)
+      ? { ...changes, id: contact.id, byId: true }
+      : { ...changes, id: newId('cnt') };
+  });
   const contactIdByPhone = new Map<string, string>();
-  const rows = await repo.merge(userId, [
-    ...byId.map((c) => ({ ...normalized(c), byId: true })),
-    ...byPhone.map((c) => ({ ...normalized(c), id: newId('cnt') })),
-  ]);
-  for (const row of rows) contactIdByPhone.set(row.phone_number, row.id);
+  for (const row of await repo.merge(userId, writes)) contactIdByPhone.set(row.phone_number, row.id);
   return contacts.map((contact) => {
     const id = contactIdByPhone.get(contact.phoneNumber);
     if (!id) throw new Error(`no contact row for ${contact.phoneNumber}`);

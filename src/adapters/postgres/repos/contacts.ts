@@ -1,15 +1,16 @@
 import { sql } from 'kysely';
 import { UNKNOWN_CONTACT_NAME } from '../../../domain/contacts.js';
-import type { ContactMerge, ContactRow, ContactsRepo, ContactWrite } from '../../../store/contacts.js';
-import { type Db, json } from '../database.js';
+import type { ContactMerge, ContactRow, ContactsRepo } from '../../../store/contacts.js';
+import type { Db } from '../database.js';
 
-const consentOf = (c: ContactWrite) => (c.consent ? JSON.stringify(c.consent) : null);
-const metadataOf = (c: ContactWrite) => (c.metadata ? JSON.stringify(c.metadata) : null);
+const consentOf = (c: ContactMerge) => (c.consent ? JSON.stringify(c.consent) : null);
+const metadataOf = (c: ContactMerge) => (c.metadata ? JSON.stringify(c.metadata) : null);
 
 /**
- * The merge of a contact written again, as the SET list of one statement: `given` is the row
- * written (a null field, or the name 'Unknown', was not given), `stored` the row in place. A value
- * given replaces the stored one, one not given keeps it, and metadata merges key by key.
+ * The one merge rule (`contactChanges`, domain/contacts.ts) as the SET list of one statement:
+ * `given` is the row written, where a null field (or the name 'Unknown' a new row takes) was not
+ * given, and `stored` the row in place. A value given replaces the stored one, one not given keeps
+ * it, and metadata merges key by key. Set-based, so a chunk of 5,000 is one statement.
  */
 function mergeAssignments(given: 'excluded' | 'x', stored: 'contacts') {
   const g = (column: string) => sql.ref(`${given}.${column}`);
@@ -82,37 +83,6 @@ export class PgContactsRepo implements ContactsRepo {
       .where('id', '=', contactId)
       .where('user_id', '=', userId)
       .executeTakeFirst();
-  }
-
-  upsertForDial(userId: string, contact: ContactWrite & { id: string }, now: Date): Promise<ContactRow> {
-    // One statement creates the contact or updates it with the details given, and always returns it.
-    return this.db
-      .insertInto('contacts')
-      .values({
-        id: contact.id,
-        user_id: userId,
-        phone_number: contact.phoneNumber,
-        name: contact.name ?? 'Unknown',
-        email: contact.email ?? null,
-        company: contact.company ?? null,
-        metadata: json(contact.metadata ?? {}),
-        consent: json(contact.consent ?? null),
-      })
-      .onConflict((oc) =>
-        oc.columns(['user_id', 'phone_number']).doUpdateSet((eb) => ({
-          name: contact.name !== undefined ? eb.ref('excluded.name') : eb.ref('contacts.name'),
-          email: contact.email !== undefined ? eb.ref('excluded.email') : eb.ref('contacts.email'),
-          company: contact.company !== undefined ? eb.ref('excluded.company') : eb.ref('contacts.company'),
-          metadata:
-            contact.metadata !== undefined
-              ? sql`contacts.metadata || excluded.metadata`
-              : eb.ref('contacts.metadata'),
-          consent: contact.consent !== undefined ? eb.ref('excluded.consent') : eb.ref('contacts.consent'),
-          updated_at: now,
-        })),
-      )
-      .returningAll()
-      .executeTakeFirstOrThrow();
   }
 
   upsertWebContact(
