@@ -56,6 +56,14 @@ export function failedDialEnd(callId: string, endedAt: Date): FailedDialEnd {
   };
 }
 
+/**
+ * A call's `attempt` (1 for the first): the dial after `earlierDials` earlier dials. The simulator
+ * reads it for its scripted outcomes, and a batch's retry rule (`nextStep`) for `maxAttempts`.
+ */
+export function nextAttempt(earlierDials: number): number {
+  return earlierDials + 1;
+}
+
 /** A call counts as succeeded in statistics only when a person answered and the talk ended normally. */
 export function isSuccess(status: CallStatus): boolean {
   return status === 'COMPLETED';
