@@ -39,13 +39,14 @@ export function callEnded(t: TestApp, account: Account, callId: string): Promise
 }
 
 /**
- * Submits a campaign of these numbers (30 calls/s) and waits until it is completed (the app needs
- * its workers); answers the batchId and the ids of its calls.
+ * Submits a campaign of these numbers (30 calls/s, other `options` as given) and waits until it is
+ * completed (the app needs its workers); answers the batchId and the ids of its calls.
  */
 export async function completedBatch(
   t: TestApp,
   account: Account,
   contacts: Array<{ phoneNumber: string; name?: string }>,
+  options: Record<string, unknown> = {},
 ): Promise<{ batchId: string; callIds: string[] }> {
   const created = await t.request({
     method: 'POST',
@@ -54,7 +55,7 @@ export async function completedBatch(
     payload: {
       agentId: account.agentId,
       userId: account.userId,
-      options: { maxCallsPerSecond: 30 },
+      options: { maxCallsPerSecond: 30, ...options },
       contacts,
     },
   });

@@ -113,10 +113,11 @@ export class CallLifecycle {
 
   /**
    * Writes a new call row (status ONGOING) in the caller's transaction, the one shape every call
-   * starts in (a dial, a web call); returns its attempt number (1 for a contact's first call).
+   * starts in (a dial, a web call); returns its attempt number: the contact's single dials are one
+   * series, counted apart from its batches' (1 for its first call outside a batch).
    */
   private async insertCall(repos: Repos, call: NewCall): Promise<number> {
-    const attempt = nextAttempt(await repos.calls.countOfContact(call.contact.id));
+    const attempt = nextAttempt(await repos.calls.singleCallsOfContact(call.contact.id));
     await repos.calls.insert({
       id: call.callId,
       user_id: call.userId,
