@@ -56,6 +56,18 @@ export function failedDialEnd(callId: string, endedAt: Date): FailedDialEnd {
   };
 }
 
+/**
+ * A call's `attempt` (1 for the first): the how-manieth dial of one intent it is, after
+ * `earlierDials` earlier dials of that intent. An intent is a contact in one batch (its retries
+ * count, up to the batch's `maxAttempts`), or a contact's single dials (a user dialing again is
+ * trying again); neither counts the other's dials. The simulator reads it for its scripted
+ * outcomes (0006 busy on the first attempt), and a batch's retry rule (`nextStep`) for
+ * `maxAttempts`. See docs/decisions.md, "One meaning of attempt".
+ */
+export function nextAttempt(earlierDials: number): number {
+  return earlierDials + 1;
+}
+
 /** A call counts as succeeded in statistics only when a person answered and the talk ended normally. */
 export function isSuccess(status: CallStatus): boolean {
   return status === 'COMPLETED';

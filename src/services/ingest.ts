@@ -1,9 +1,9 @@
 import { initialContactState } from '../domain/batch-lifecycle.js';
 import { contactZone } from '../domain/calling-window.js';
-import { hasConsent, normalizeConsent } from '../domain/consent.js';
-import { type BatchContactInput, distinctContacts } from '../domain/contacts.js';
+import { hasConsent } from '../domain/consent.js';
+import { type BatchContactInput, contactChanges, distinctContacts } from '../domain/contacts.js';
 import { newId } from '../domain/ids.js';
-import type { ContactsRepo } from '../store/contacts.js';
+import type { ContactMerge, ContactsRepo } from '../store/contacts.js';
 import { type BatchLifecycle, queueContacts } from './batch-lifecycle.js';
 import { type BatchService, INGEST_CHUNK, INGEST_LEASE_MS } from './batches.js';
 import type { Deps } from './deps.js';
@@ -193,8 +193,9 @@ export function isTransientDatabaseError(error: unknown): boolean {
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * A chunk's contacts, in two statements: those given by an id of the user's are updated in place,
- * the rest upserted by the user's phone number. Returns each contact's row id, in chunk order.
+ * A chunk's contacts, merged by the contacts repository in two set-based statements: those given
+ * by an id of the user's are updated in place, the rest upserted by the user's phone number.
+ * Returns each contact's row id, in chunk order.
  */
 async function upsertContacts(
   repo: ContactsRepo,
@@ -205,28 +206,15 @@ async function upsertContacts(
   const known = new Set<string>();
   if (givenIds.length > 0) for (const id of await repo.idsOfUser(userId, givenIds)) known.add(id);
 
-  const byId: Array<BatchContactInput & { id: string }> = [];
-  const byPhone: BatchContactInput[] = [];
-  for (const contact of contacts) {
-    if (contact.id && known.has(contact.id)) byId.push({ ...contact, id: contact.id });
-    else byPhone.push(contact);
-  }
-
-  // A consent record given replaces the stored one (the latest batch's word); none given keeps it.
-  const normalized = <T extends BatchContactInput>(c: T): T =>
-    c.consent ? { ...c, consent: normalizeConsent(c.consent) } : c;
+  // Every contact is written by the one merge rule (domain/contacts.ts), a single dial's too.
+  const writes: ContactMerge[] = contacts.map((contact) => {
+    const changes = { ...contactChanges(contact), phoneNumber: contact.phoneNumber };
+    return contact.id && known.has(contact.id)
+      ? { ...changes, id: contact.id, byId: true }
+      : { ...changes, id: newId('cnt') };
+  });
   const contactIdByPhone = new Map<string, string>();
-  if (byId.length > 0) {
-    await repo.updateById(userId, byId.map(normalized));
-    for (const contact of byId) contactIdByPhone.set(contact.phoneNumber, contact.id);
-  }
-  if (byPhone.length > 0) {
-    const rows = await repo.upsertByPhone(
-      userId,
-      byPhone.map((c) => ({ ...normalized(c), id: newId('cnt') })),
-    );
-    for (const row of rows) contactIdByPhone.set(row.phone_number, row.id);
-  }
+  for (const row of await repo.merge(userId, writes)) contactIdByPhone.set(row.phone_number, row.id);
   return contacts.map((contact) => {
     const id = contactIdByPhone.get(contact.phoneNumber);
     if (!id) throw new Error(`no contact row for ${contact.phoneNumber}`);

@@ -172,8 +172,8 @@ export interface CallsRepo {
   progressTargets(callIds: string[], event: string): Promise<ProgressTarget[]>;
   /** The contact's call in progress, if any. */
   ongoingOfContact(contactId: string): Promise<string | undefined>;
-  /** How many calls the contact has had. */
-  countOfContact(contactId: string): Promise<number>;
+  /** How many calls the contact has had outside any batch (single and web calls). */
+  singleCallsOfContact(contactId: string): Promise<number>;
   insert(call: NewCallRow): Promise<void>;
   /**
    * Opens a batch's claimed calls; a contact with a call up already gets none (the unique index

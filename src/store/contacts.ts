@@ -1,17 +1,16 @@
 import type { ConsentRecord } from '../domain/batch.js';
+import type { ContactChanges } from '../domain/contacts.js';
 
 /**
- * A contact as a batch gives it. A field left out keeps the stored value; a consent record given
- * replaces the stored one (the latest batch's word).
+ * A contact to write: its number and what the write changes, read by the one merge rule
+ * (`contactChanges` in domain/contacts.ts). `id` is the id of one of the user's contacts when
+ * `byId` (that contact is updated), else the id a new contact takes (an existing one is found by
+ * the user's phone number).
  */
-export interface ContactWrite {
+export interface ContactMerge extends ContactChanges {
+  id: string;
   phoneNumber: string;
-  name?: string | undefined;
-  email?: string | undefined;
-  company?: string | null | undefined;
-  metadata?: Record<string, unknown> | undefined;
-  timezone?: string | undefined;
-  consent?: ConsentRecord | undefined;
+  byId?: boolean;
 }
 
 /** A contacts row. */
@@ -32,22 +31,14 @@ export interface ContactRow {
 export interface ContactsRepo {
   /** Which of these ids are contacts of the user's. */
   idsOfUser(userId: string, ids: string[]): Promise<string[]>;
-  /** Updates the user's contacts by id, in one statement. */
-  updateById(userId: string, contacts: Array<ContactWrite & { id: string }>): Promise<void>;
   /**
-   * Inserts the contacts (with the ids given) or, for a phone number the user already has, updates
-   * that contact, in one statement: each row's id and phone number.
+   * Writes contacts, each created or merged into the stored one by the one rule (see ContactWrite),
+   * in one set-based statement for those found by id and one for those found by phone number; a
+   * contact found by id keeps its number. Returns each contact's row id with the number it was
+   * given.
    */
-  upsertByPhone(
-    userId: string,
-    contacts: Array<ContactWrite & { id: string }>,
-  ): Promise<Array<{ id: string; phone_number: string }>>;
+  merge(userId: string, contacts: ContactMerge[]): Promise<Array<{ id: string; phone_number: string }>>;
   getForUser(userId: string, contactId: string): Promise<ContactRow | undefined>;
-  /**
-   * A single dial's contact: inserted (with `id`) or, for a number the user already has, updated
-   * with the details given (a field given replaces the stored one, even by null; metadata merges).
-   */
-  upsertForDial(userId: string, contact: ContactWrite & { id: string }, now: Date): Promise<ContactRow>;
   /** The user's one contact for web calls, created on first use (touched after). */
   upsertWebContact(
     userId: string,

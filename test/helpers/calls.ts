@@ -1,16 +1,28 @@
 import { expect } from 'vitest';
+import { parseCsv } from '../../src/cli/csv.js';
 import { type Account, eventually, type TestApp } from './app.js';
 
 /** Places a single call through the API and answers its callId. */
 export async function dialCall(t: TestApp, account: Account, to: string, name?: string): Promise<string> {
+  return (await dialContact(t, account, to, name ? { name } : undefined)).callId;
+}
+
+/** Places a single call with these `callerDetails` and answers its callId and contactId. */
+export async function dialContact(
+  t: TestApp,
+  account: Account,
+  to: string,
+  callerDetails?: Record<string, unknown>,
+): Promise<{ callId: string; contactId: string }> {
   const res = await t.request({
     method: 'POST',
     url: '/api/v1/call/dial',
     key: account.key,
-    payload: { to, agentConfigId: account.agentId, ...(name ? { callerDetails: { name } } : {}) },
+    payload: { to, agentConfigId: account.agentId, ...(callerDetails ? { callerDetails } : {}) },
   });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json().callId as string;
+  const { callId, contactId } = res.json() as { callId: string; contactId: string };
+  return { callId, contactId };
 }
 
 /** Waits until the call is no longer ONGOING and answers its final status. */
@@ -43,15 +55,16 @@ export async function submitBatch(
 }
 
 /**
- * Submits a campaign of these numbers (30 calls/s) and waits until it is completed (the app needs
- * its workers); answers the batchId and the ids of its calls.
+ * Submits a campaign of these numbers (30 calls/s, other `options` as given) and waits until it is
+ * completed (the app needs its workers); answers the batchId and the ids of its calls.
  */
 export async function completedBatch(
   t: TestApp,
   account: Account,
   contacts: Array<{ phoneNumber: string; name?: string }>,
+  options: Record<string, unknown> = {},
 ): Promise<{ batchId: string; callIds: string[] }> {
-  const batchId = await submitBatch(t, account, { options: { maxCallsPerSecond: 30 }, contacts });
+  const batchId = await submitBatch(t, account, { options: { maxCallsPerSecond: 30, ...options }, contacts });
   const done = await eventually<{ recentCalls: Array<{ id: string }> }>(async () => {
     const res = await t.request({
       method: 'GET',
@@ -61,4 +74,16 @@ export async function completedBatch(
     return res.json().status === 'completed' ? res.json() : undefined;
   }, 15_000);
   return { batchId, callIds: done.recentCalls.map((call) => call.id) };
+}
+
+/** The batch's export (`GET /api/v1/batch/{id}/export`), one record per contact keyed by column. */
+export async function exportedContacts(
+  t: TestApp,
+  account: Account,
+  batchId: string,
+): Promise<Array<Record<string, string>>> {
+  const res = await t.request({ method: 'GET', url: `/api/v1/batch/${batchId}/export`, key: account.key });
+  expect(res.statusCode, res.body).toBe(200);
+  const [header = [], ...rows] = parseCsv(res.body).map((record) => record.cells);
+  return rows.map((cells) => Object.fromEntries(header.map((name, i) => [name, cells[i] ?? ''])));
 }

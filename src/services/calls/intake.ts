@@ -2,7 +2,8 @@ import { dialVariables } from '../../domain/agent-call.js';
 import { dialAllowance, MINUTES_RESERVED_PER_CALL, type UserCallLoad } from '../../domain/allowance.js';
 import type { ConsentRecord } from '../../domain/batch.js';
 import { DIAL_REFUSED_MESSAGE, failedDialEnd } from '../../domain/call.js';
-import { consentError, normalizeConsent } from '../../domain/consent.js';
+import { consentError } from '../../domain/consent.js';
+import { contactChanges } from '../../domain/contacts.js';
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { E164_MESSAGE, normalizeE164 } from '../../domain/phone.js';
@@ -257,19 +258,13 @@ export class CallIntake {
         fieldErrors: { [field]: [consentProblem.message] },
       });
     }
-    return repos.contacts.upsertForDial(
-      userId,
-      {
-        id: newId('cnt'),
-        phoneNumber: to,
-        name: details.name,
-        email: details.email,
-        company: details.company,
-        metadata: details.metadata,
-        consent: details.consent ? normalizeConsent(details.consent) : undefined,
-      },
-      now,
-    );
+    // The contact is created or merged by the one rule batches use too (domain/contacts.ts).
+    const [written] = await repos.contacts.merge(userId, [
+      { ...contactChanges(details), id: newId('cnt'), phoneNumber: to },
+    ]);
+    const contact = written && (await repos.contacts.getForUser(userId, written.id));
+    if (!contact) throw new Error(`no contact row for ${to}`);
+    return contact;
   }
 }
 

@@ -1,5 +1,5 @@
 import { minutesToCharge } from '../../domain/billing.js';
-import { awaitsAnalysis, type CallChannel } from '../../domain/call.js';
+import { awaitsAnalysis, type CallChannel, nextAttempt } from '../../domain/call.js';
 import type { CallEvent } from '../../domain/webhooks.js';
 import type { CallEndedEvent } from '../../ports.js';
 import type { EndingBatchRow } from '../../store/batches.js';
@@ -24,8 +24,8 @@ export interface NewCall {
   variables: Record<string, string> | null;
 }
 
-/** A batch contact's claimed call to open (the dispatcher's claim). */
-export type NewBatchCall = NewBatchCallRow;
+/** A batch contact's claimed call to open (the dispatcher's claim), after `earlierAttempts` in its batch. */
+export type NewBatchCall = Omit<NewBatchCallRow, 'attempt'> & { earlierAttempts: number };
 
 export type { EndedCallRow };
 
@@ -88,7 +88,7 @@ export class CallLifecycle {
   /**
    * Opens a batch's claimed calls in the claim's transaction: their rows, ONGOING from their
    * slots, and their waiting dial records. A contact with a call up already (another batch, a
-   * single dial) gets none: the ids of the calls opened are returned.
+   * single dial) gets none: the calls opened are returned, each with its attempt.
    */
   async openBatchCalls(
     repos: Repos,
@@ -96,8 +96,13 @@ export class CallLifecycle {
     calls: NewBatchCall[],
     provider: string,
     now: Date,
-  ): Promise<Set<string>> {
-    const opened = new Set(await repos.calls.insertBatchCalls(batch, calls, provider, now));
+  ): Promise<Map<string, number>> {
+    const rows = calls.map(({ earlierAttempts, ...call }) => ({
+      ...call,
+      attempt: nextAttempt(earlierAttempts),
+    }));
+    const ids = new Set(await repos.calls.insertBatchCalls(batch, rows, provider, now));
+    const opened = new Map(rows.filter((row) => ids.has(row.callId)).map((row) => [row.callId, row.attempt]));
     await repos.dials.open(
       this.deps.dials.owner,
       calls.filter((call) => opened.has(call.callId)).map((call) => ({ callId: call.callId, provider })),
@@ -108,10 +113,11 @@ export class CallLifecycle {
 
   /**
    * Writes a new call row (status ONGOING) in the caller's transaction, the one shape every call
-   * starts in (a dial, a web call); returns its attempt number (1 for a contact's first call).
+   * starts in (a dial, a web call); returns its attempt number: the contact's single dials are one
+   * series, counted apart from its batches' (1 for its first call outside a batch).
    */
   private async insertCall(repos: Repos, call: NewCall): Promise<number> {
-    const attempt = (await repos.calls.countOfContact(call.contact.id)) + 1;
+    const attempt = nextAttempt(await repos.calls.singleCallsOfContact(call.contact.id));
     await repos.calls.insert({
       id: call.callId,
       user_id: call.userId,

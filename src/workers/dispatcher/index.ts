@@ -292,14 +292,17 @@ export class Dispatcher {
           callId: p.callId,
           contactId: p.row.contact_id,
           phoneNumber: p.row.phone_number,
-          attempt: p.row.attempts + 1,
+          earlierAttempts: p.row.attempts,
           seq: p.row.seq,
           startAt: p.startAt,
         })),
         provider,
         now,
       );
-      const go = planned.filter((p) => placed.has(p.callId));
+      const go = planned.flatMap((p) => {
+        const attempt = placed.get(p.callId);
+        return attempt === undefined ? [] : [{ ...p, attempt }];
+      });
       const wait = planned.filter((p) => !placed.has(p.callId));
       await claimContacts(
         repos,
@@ -323,12 +326,12 @@ export class Dispatcher {
       return go;
     });
 
-    for (const { row, callId, startAt } of claimed) {
+    for (const { row, callId, startAt, attempt } of claimed) {
       this.inFlight.add(callId);
       const request: DialRequest = {
         callId,
         to: row.phone_number,
-        attempt: row.attempts + 1,
+        attempt,
         agent,
         contact: { id: row.contact_id, name: row.contact_name },
         variables: dialVariables(

@@ -183,11 +183,12 @@ export class PgCallsRepo implements CallsRepo {
     return ongoing?.id;
   }
 
-  async countOfContact(contactId: string): Promise<number> {
+  async singleCallsOfContact(contactId: string): Promise<number> {
     const earlier = await this.db
       .selectFrom('calls')
       .select(sql<number>`count(*)::int`.as('n'))
       .where('contact_id', '=', contactId)
+      .where('batch_id', 'is', null)
       .executeTakeFirstOrThrow();
     return earlier.n;
   }
