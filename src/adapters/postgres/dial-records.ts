@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { CallEndedEvent, DialRecord, DialRecords } from '../../ports.js';
-import type { CallProgress, CallProgressSink } from '../../store/index.js';
+import type { DialOwnersRepo } from '../../store/dial-owners.js';
+import type { DialsRepo } from '../../store/dials.js';
+import type { CallProgress, CallProgressSink, Repos } from '../../store/index.js';
 import type { Db } from './database.js';
-import { DIAL_RECORD_COLUMNS, type DialRecordRow, dialRecordFrom, type StoredEnd } from './repos/dials.js';
+import { PgDialOwnersRepo } from './repos/dial-owners.js';
+import { PgDialsRepo } from './repos/dials.js';
 import { transactionRepos } from './store.js';
 
 /**
@@ -40,6 +42,8 @@ export class DbDialRecords implements DialRecords {
   private flushing = false;
   private renewer: NodeJS.Timeout | null = null;
   private pruner: NodeJS.Timeout | null = null;
+  private readonly dials: DialsRepo;
+  private readonly owners: DialOwnersRepo;
 
   constructor(
     private readonly db: Db,
@@ -47,14 +51,13 @@ export class DbDialRecords implements DialRecords {
     private readonly options: { progress?: CallProgressSink } = {},
   ) {
     this.owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+    this.dials = new PgDialsRepo(db);
+    this.owners = new PgDialOwnersRepo(db);
   }
 
   /** Takes this process's lease and keeps renewing it until close. */
   async start(): Promise<void> {
-    await sql`
-      insert into dial_owners (id, host, pid, started_at, renewed_at, lease_until)
-      values (${this.owner}, ${os.hostname()}, ${process.pid}, now(), now(), now() + ${`${OWNER_LEASE_MS} milliseconds`}::interval)
-      on conflict (id) do nothing`.execute(this.db);
+    await this.owners.take({ id: this.owner, host: os.hostname(), pid: process.pid }, OWNER_LEASE_MS);
     this.renewer = setInterval(() => {
       this.renew().catch((error: unknown) =>
         this.logger?.warn(
@@ -79,26 +82,15 @@ export class DbDialRecords implements DialRecords {
     if (this.pruner) clearInterval(this.pruner);
     this.renewer = null;
     this.pruner = null;
-    await sql`update dial_owners set renewed_at = now(), lease_until = now() where id = ${this.owner}`.execute(
-      this.db,
-    );
+    await this.owners.release(this.owner);
   }
 
   async renew(): Promise<void> {
-    await sql`
-      update dial_owners set renewed_at = now(), lease_until = now() + ${`${OWNER_LEASE_MS} milliseconds`}::interval
-      where id = ${this.owner}`.execute(this.db);
+    await this.owners.renew(this.owner, OWNER_LEASE_MS);
   }
 
-  async hold(callId: string, provider: string): Promise<boolean> {
-    // The no-op update returns the row only when it is this process's waiting record.
-    const held = await sql<{ call_id: string }>`
-      insert into dials (call_id, owner, provider, state, created_at)
-      values (${callId}, ${this.owner}, ${provider}, 'waiting', now())
-      on conflict (call_id) do update set owner = dials.owner
-        where dials.owner = excluded.owner and dials.state = 'waiting'
-      returning call_id`.execute(this.db);
-    return held.rows.length === 1;
+  hold(callId: string, provider: string): Promise<boolean> {
+    return this.dials.hold(this.owner, callId, provider);
   }
 
   send(callId: string, provider: string, at: Date, progressEvents = true): Promise<boolean> {
@@ -139,34 +131,26 @@ export class DbDialRecords implements DialRecords {
     const unique = new Map(group.map((entry) => [entry.callId, entry]));
     const entries = [...unique.values()];
     const progress = entries.some((entry) => entry.progressEvents) ? this.options.progress : undefined;
-    const write = async (trx: Db) => {
-      const rows = await sql<{ call_id: string; sent_at: Date }>`
-      with sent as (
-        insert into dials (call_id, owner, provider, state, created_at, sent_at)
-        select x.id, ${this.owner}, x.provider, 'sent', x.at, x.at
-        from unnest(${entries.map((e) => e.callId)}::text[], ${entries.map((e) => e.provider)}::text[],
-                    ${entries.map((e) => e.at.toISOString())}::timestamptz[]) as x(id, provider, at)
-        on conflict (call_id) do update set state = 'sent', sent_at = excluded.sent_at
-          where dials.owner = excluded.owner and dials.state = 'waiting'
-        returning call_id, sent_at
-      ), started as (
-        update calls c set created_at = sent.sent_at from sent where c.id = sent.call_id and c.status = 'ONGOING'
-      )
-      select call_id, sent_at from sent`.execute(trx);
-      await progress?.(
-        transactionRepos(trx),
-        rows.rows.map((row) => ({ kind: 'started', callId: row.call_id, at: new Date(row.sent_at) })),
-      );
-      return rows.rows;
+    const write = async (dials: DialsRepo, repos: Repos | null) => {
+      const sent = await dials.send(this.owner, entries);
+      if (repos)
+        await progress?.(
+          repos,
+          sent.map((call) => ({ kind: 'started', callId: call.callId, at: call.sentAt })),
+        );
+      return sent;
     };
-    const sent = progress ? await this.db.transaction().execute(write) : await write(this.db);
-    return new Set(sent.map((row) => row.call_id));
+    const sent = progress
+      ? await this.db.transaction().execute((trx) => {
+          const repos = transactionRepos(trx);
+          return write(repos.dials, repos);
+        })
+      : await write(this.dials, null);
+    return new Set(sent.map((call) => call.callId));
   }
 
   async refused(callId: string): Promise<void> {
-    await sql`
-      update dials set state = 'waiting', sent_at = null
-      where call_id = ${callId} and owner = ${this.owner} and state = 'sent'`.execute(this.db);
+    await this.dials.refused(this.owner, callId);
   }
 
   /**
@@ -175,53 +159,33 @@ export class DbDialRecords implements DialRecords {
    */
   async answered(callId: string, at: Date, progressEvents = true): Promise<void> {
     const progress = progressEvents ? this.options.progress : undefined;
-    const mark = async (trx: Db) => {
-      const marked = await sql<{ call_id: string }>`
-        update dials set answered_at = ${at}
-        where call_id = ${callId} and owner = ${this.owner} and answered_at is null
-        returning call_id`.execute(trx);
-      if (marked.rows.length > 0) await progress?.(transactionRepos(trx), [{ kind: 'answered', callId, at }]);
-    };
-    await (progress ? this.db.transaction().execute(mark) : mark(this.db));
+    if (!progress) {
+      await this.dials.answered(this.owner, callId, at);
+      return;
+    }
+    await this.db.transaction().execute(async (trx) => {
+      const repos = transactionRepos(trx);
+      if (await repos.dials.answered(this.owner, callId, at))
+        await progress(repos, [{ kind: 'answered', callId, at }]);
+    });
   }
 
-  async ended(event: CallEndedEvent): Promise<void> {
-    const stored: StoredEnd = {
-      ...event,
-      answeredAt: event.answeredAt?.toISOString() ?? null,
-      endedAt: event.endedAt.toISOString(),
-    };
-    await sql`
-      update dials set state = 'ended', ended_at = ${event.endedAt}, outcome = ${JSON.stringify(stored)}::text::jsonb,
-        answered_at = coalesce(answered_at, ${event.answeredAt})
-      where call_id = ${event.callId} and owner = ${this.owner} and state in ('waiting', 'sent')`.execute(
-      this.db,
-    );
+  ended(event: CallEndedEvent): Promise<void> {
+    return this.dials.ended(this.owner, event);
   }
 
-  async find(callId: string): Promise<DialRecord | null> {
-    const rows = await sql<DialRecordRow>`
-      select ${DIAL_RECORD_COLUMNS}
-      from dials d left join dial_owners o on o.id = d.owner
-      where d.call_id = ${callId}`.execute(this.db);
-    const row = rows.rows[0];
-    return row ? dialRecordFrom(row) : null;
+  find(callId: string): Promise<DialRecord | null> {
+    return this.dials.find(callId);
   }
 
-  async adopt(callId: string, from: string): Promise<boolean> {
-    const taken = await sql<{ call_id: string }>`
-      update dials set owner = ${this.owner} where call_id = ${callId} and owner = ${from}
-      returning call_id`.execute(this.db);
-    return taken.rows.length === 1;
+  adopt(callId: string, from: string): Promise<boolean> {
+    return this.dials.adopt(this.owner, callId, from);
   }
 
   private async prune(): Promise<void> {
-    const keep = `${KEEP_DAYS} days`;
     try {
-      await sql`delete from dials where created_at < now() - ${keep}::interval and state <> 'waiting' and state <> 'sent'`.execute(
-        this.db,
-      );
-      await sql`delete from dial_owners where lease_until < now() - ${keep}::interval`.execute(this.db);
+      await this.dials.pruneSettled(KEEP_DAYS);
+      await this.owners.pruneGone(KEEP_DAYS);
     } catch (error) {
       this.logger?.warn({ err: error }, 'could not prune old dial records');
     }
