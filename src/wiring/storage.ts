@@ -13,6 +13,7 @@ import type { Config } from '../config.js';
 import { type Clock, type LiveCache, type LiveCallChannel, type RateLimiter, systemClock } from '../ports.js';
 import { queueCallProgress } from '../services/call-events.js';
 import { DialSteps } from '../services/calls/lifecycle.js';
+import type { CallEventBus } from '../services/events.js';
 import { resealAtStart, type Sealer } from '../services/sealing.js';
 import { UnreachableError } from '../start-errors.js';
 import type { Store } from '../store/index.js';
@@ -47,10 +48,16 @@ export interface Storage {
 export async function openStorage(
   config: Config,
   overrides: StorageOverrides,
-  context: { database: DatabaseHandle; sealer: Sealer; logger: Logger; progress: Progress },
+  context: {
+    database: DatabaseHandle;
+    sealer: Sealer;
+    logger: Logger;
+    progress: Progress;
+    events: CallEventBus;
+  },
   opened: Array<() => Promise<void>>,
 ): Promise<Storage> {
-  const { database, sealer, logger, progress } = context;
+  const { database, sealer, logger, progress, events } = context;
   const migrating = performance.now();
   const applied = await migrate(database, undefined, (versions) =>
     progress(`Applying migrations ${versionRange(versions)}`, 'info'),
@@ -61,9 +68,10 @@ export async function openStorage(
   }
   const store = pgStore(database.db, database.kind);
   await resealAtStart(store, sealer, logger);
-  // This process's lease, held from before its first call to after its last: every call it
+  // The dial records' steps, built before the voice side (every transport is given them), with
+  // this process's lease, held from before its first call to after its last: every call it
   // places names it, and is alive while it is renewed.
-  const dials = new DialSteps({ store, logger, progress: queueCallProgress });
+  const dials = new DialSteps({ store, logger, progress: queueCallProgress, events });
   await dials.start();
   opened.unshift(() => dials.close());
   // ioredis (~8 MB of resident memory) is loaded only where Redis can be in use.

@@ -17,13 +17,20 @@ import { loadConfig } from '../../src/config.js';
 import { createRuntime, type Runtime, type RuntimeOverrides } from '../../src/main.js';
 import type { Clock, LiveCache, VoiceProvider } from '../../src/ports.js';
 import { DialSteps } from '../../src/services/calls/lifecycle.js';
+import { type CallEventBus, type CallEvents, EventBus } from '../../src/services/events.js';
 import { deletePrefix, redisTestUrl } from './redis.js';
 
 export type StoreKind = 'postgres' | 'pglite';
 
-/** The dial records' steps of another process on `db` (its lease not yet taken: `start`). */
-export function dialStepsOn(db: Db): DialSteps {
-  return new DialSteps({ store: pgStore(db, STORE) });
+/**
+ * The dial records' steps of another process on `db` (its lease not yet taken: `start`), which
+ * announce on `events` (by default a bus of their own, which no one hears).
+ */
+export function dialStepsOn(
+  db: Db,
+  events: CallEventBus = new EventBus<CallEvents>(pino({ level: 'silent' })),
+): DialSteps {
+  return new DialSteps({ store: pgStore(db, STORE), events });
 }
 
 export const STORE: StoreKind = process.env.OUTDIAL_TEST_STORE === 'pglite' ? 'pglite' : 'postgres';

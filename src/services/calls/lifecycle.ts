@@ -297,6 +297,8 @@ interface PendingSend {
  * reconciler are given): held, sent, refused, answered, ended, adopted, and pruned once old.
  * With `CallLifecycle`'s opening and return, the one writer of dial records. Each record names
  * this process's lease (`OwnerLease`), which it takes on `start` and gives back on `close`.
+ * Once committed, a call's going out is announced as `call.sent` and its first answer as
+ * `call.answered`, whichever transport reported them.
  *
  * Sends, the per-call write of every dial (a campaign sends up to ~1000 a second), are grouped:
  * those asked for in one turn of the event loop go in one statement.
@@ -313,6 +315,8 @@ export class DialSteps implements DialRecords {
       logger?: Logger;
       /** Hears of the steps inside their transactions (the call.started and call.answered webhooks). */
       progress?: CallProgressSink;
+      /** Where a call's going out (`call.sent`) and first answer (`call.answered`) are announced. */
+      events: CallEventBus;
     },
   ) {
     this.lease = new OwnerLease(options.store, options.logger);
@@ -358,6 +362,8 @@ export class DialSteps implements DialRecords {
         try {
           const sent = await this.sendGroup(group);
           for (const entry of group) entry.resolve(sent.has(entry.callId));
+          // Announced after the senders heard (the SIP INVITE goes out without waiting for it).
+          void this.announceSent(sent);
         } catch (error) {
           for (const entry of group) entry.reject(error);
         }
@@ -373,7 +379,7 @@ export class DialSteps implements DialRecords {
    * progress sink hears of the calls that started. A group none of whose calls has listeners for
    * its progress (most campaigns) is the statement alone, without a transaction around it.
    */
-  private async sendGroup(group: PendingSend[]): Promise<Set<string>> {
+  private async sendGroup(group: PendingSend[]): Promise<Map<string, Date>> {
     const { store, progress } = this.options;
     const calls = [...new Map(group.map((entry) => [entry.callId, entry])).values()];
     const sink = calls.some((call) => call.progressEvents) ? progress : undefined;
@@ -387,7 +393,11 @@ export class DialSteps implements DialRecords {
           return rows;
         })
       : await store.dials.send(this.owner, calls);
-    return new Set(sent.map((row) => row.callId));
+    return new Map(sent.map((row) => [row.callId, row.sentAt]));
+  }
+
+  private async announceSent(sent: Map<string, Date>): Promise<void> {
+    for (const [callId, at] of sent) await this.options.events.emit('call.sent', { callId, at });
   }
 
   async refused(callId: string): Promise<void> {
@@ -395,20 +405,20 @@ export class DialSteps implements DialRecords {
   }
 
   /**
-   * The first answer of a call is kept (a repeated report changes nothing and tells no one again).
-   * Without listeners for the call's progress, the one statement alone.
+   * The first answer of a call is kept and announced (a repeated report changes nothing and tells
+   * no one again). Without listeners for the call's progress, the one statement alone.
    */
   async answered(callId: string, at: Date, progressEvents = true): Promise<void> {
-    const { store } = this.options;
+    const { store, events } = this.options;
     const sink = progressEvents ? this.options.progress : undefined;
-    if (!sink) {
-      await store.dials.answered(this.owner, callId, at);
-      return;
-    }
-    await store.tx(async (repos) => {
-      if (await repos.dials.answered(this.owner, callId, at))
-        await sink(repos, [{ kind: 'answered', callId, at }]);
-    });
+    const first = sink
+      ? await store.tx(async (repos) => {
+          const marked = await repos.dials.answered(this.owner, callId, at);
+          if (marked) await sink(repos, [{ kind: 'answered', callId, at }]);
+          return marked;
+        })
+      : await store.dials.answered(this.owner, callId, at);
+    if (first) await events.emit('call.answered', { callId, at });
   }
 
   ended(event: CallEndedEvent): Promise<void> {
