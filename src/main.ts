@@ -105,12 +105,17 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const database = overrides.database ?? (await openConfiguredDatabase(config, progress));
   const opened: Array<() => Promise<void>> = overrides.database ? [] : [() => database.close()];
   try {
-    const storage = await openStorage(config, overrides, { database, sealer, logger, progress }, opened);
+    // What happens to calls (opened, sent, answered, ended) and batches (their transitions), for the reactions subscribed in
+    // wiring/subscribers.ts; the dial steps (built with the storage) announce some of them.
+    const events = new EventBus<DomainEvents>(logger);
+    const storage = await openStorage(
+      config,
+      overrides,
+      { database, sealer, logger, progress, events },
+      opened,
+    );
     const { store, clock } = storage;
     const metrics = new Metrics({ processMetrics: true });
-    // What happens to calls (opened, sent, ended) and batches (their transitions), for the
-    // reactions subscribed in wiring/subscribers.ts.
-    const events = new EventBus<DomainEvents>(logger);
     // Webhooks and agents' HTTP tools go out through one client whose connect step refuses
     // forbidden addresses.
     const http = webhookDispatcher({
@@ -126,7 +131,6 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       overrides,
       {
         storage,
-        events,
         metrics,
         logger,
         http,

@@ -15,8 +15,13 @@ export type { EndedCall };
 export interface CallEvents {
   /** A single or web call was opened: its row and dial record are committed (`CallIntake`). */
   'call.opened': { callId: string; userId: string; contact: { id: string; phone_number: string }; at: Date };
-  /** A call went out later than it was opened or announced (SIP: after its wait for the trunk). */
+  /**
+   * A call went out: its dial record is sent at `at`, its recorded start (`DialSteps.send`, for
+   * every transport that places calls).
+   */
   'call.sent': { callId: string; at: Date };
+  /** A call's first answer was recorded (`DialSteps.answered`): once per call, never on a repeat. */
+  'call.answered': { callId: string; at: Date };
   /**
    * A call's end, from any source (its provider, a refused dial, the reconciler), after
    * `CallLifecycle.finish` applied it. `call` is the call as this end left it, or null when the end

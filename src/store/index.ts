@@ -6,6 +6,7 @@ import type { BatchesRepo } from './batches.js';
 import type { CallViewsRepo } from './call-views.js';
 import type { CallsRepo } from './calls.js';
 import type { ContactsRepo } from './contacts.js';
+import type { DialOwnersRepo } from './dial-owners.js';
 import type { DialsRepo } from './dials.js';
 import type { IdempotencyKeysRepo } from './idempotency-keys.js';
 import type { KeysRepo } from './keys.js';
@@ -40,6 +41,7 @@ export interface Repos {
   idempotencyKeys: IdempotencyKeysRepo;
   suppressions: SuppressionsRepo;
   dials: DialsRepo;
+  dialOwners: DialOwnersRepo;
   locks: LocksRepo;
   /**
    * Runs `run` once the transaction these repositories belong to has committed, before `tx`

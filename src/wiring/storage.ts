@@ -4,7 +4,6 @@ import { MemoryLiveCache } from '../adapters/memory/live-cache.js';
 import { MemoryLiveChannel } from '../adapters/memory/live-channel.js';
 import { MemoryRateLimiter } from '../adapters/memory/rate-limiter.js';
 import { type DatabaseHandle, openDatabase, type Progress } from '../adapters/postgres/database.js';
-import { DbDialRecords } from '../adapters/postgres/dial-records.js';
 import { migrate, versionRange } from '../adapters/postgres/migrate.js';
 import { pgStore } from '../adapters/postgres/store.js';
 import type { RedisLiveCache } from '../adapters/redis/live-cache.js';
@@ -13,6 +12,8 @@ import { RedisRateLimiter } from '../adapters/redis/rate-limiter.js';
 import type { Config } from '../config.js';
 import { type Clock, type LiveCache, type LiveCallChannel, type RateLimiter, systemClock } from '../ports.js';
 import { queueCallProgress } from '../services/call-events.js';
+import { DialSteps } from '../services/calls/lifecycle.js';
+import type { DomainEventBus } from '../services/events.js';
 import { resealAtStart, type Sealer } from '../services/sealing.js';
 import { UnreachableError } from '../start-errors.js';
 import type { Store } from '../store/index.js';
@@ -21,8 +22,6 @@ import type { Store } from '../store/index.js';
 export interface StorageOverrides {
   database?: DatabaseHandle;
   cache?: LiveCache;
-  /** The dial records (a test gives its own simulator the same ones); started and closed here. */
-  dials?: DbDialRecords;
   clock?: Clock;
   limiter?: RateLimiter;
 }
@@ -31,7 +30,8 @@ export interface StorageOverrides {
 export interface Storage {
   database: DatabaseHandle;
   store: Store;
-  dials: DbDialRecords;
+  /** The dial records' steps, the transports' `records`, with this process's lease. */
+  dials: DialSteps;
   cache: LiveCache;
   /** The Redis connection, when the live cache is Redis (shared by the limiter, leases, channel). */
   redisCache: RedisLiveCache | null;
@@ -48,10 +48,16 @@ export interface Storage {
 export async function openStorage(
   config: Config,
   overrides: StorageOverrides,
-  context: { database: DatabaseHandle; sealer: Sealer; logger: Logger; progress: Progress },
+  context: {
+    database: DatabaseHandle;
+    sealer: Sealer;
+    logger: Logger;
+    progress: Progress;
+    events: DomainEventBus;
+  },
   opened: Array<() => Promise<void>>,
 ): Promise<Storage> {
-  const { database, sealer, logger, progress } = context;
+  const { database, sealer, logger, progress, events } = context;
   const migrating = performance.now();
   const applied = await migrate(database, undefined, (versions) =>
     progress(`Applying migrations ${versionRange(versions)}`, 'info'),
@@ -62,9 +68,10 @@ export async function openStorage(
   }
   const store = pgStore(database.db, database.kind);
   await resealAtStart(store, sealer, logger);
-  // This process's lease, held from before its first call to after its last: every call it
+  // The dial records' steps, built before the voice side (every transport is given them), with
+  // this process's lease, held from before its first call to after its last: every call it
   // places names it, and is alive while it is renewed.
-  const dials = overrides.dials ?? new DbDialRecords(database.db, logger, { progress: queueCallProgress });
+  const dials = new DialSteps({ store, logger, progress: queueCallProgress, events });
   await dials.start();
   opened.unshift(() => dials.close());
   // ioredis (~8 MB of resident memory) is loaded only where Redis can be in use.

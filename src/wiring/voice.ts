@@ -14,7 +14,6 @@ import { WebCallProvider } from '../adapters/voice/web-provider.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import type { TrunkDirectory, VoiceProvider } from '../ports.js';
-import type { DomainEventBus } from '../services/events.js';
 import { loadConversationEngine } from '../voice/engines/index.js';
 import { HttpToolCaller } from '../voice/http-tools.js';
 import type { PrunedStore } from '../workers/recording-pruner.js';
@@ -50,7 +49,6 @@ export async function buildVoice(
   overrides: VoiceOverrides,
   context: {
     storage: Storage;
-    events: DomainEventBus;
     metrics: Metrics;
     logger: Logger;
     /** The client agents' HTTP tools go out through (the webhooks' address guard). */
@@ -65,7 +63,7 @@ export async function buildVoice(
   },
   opened: Array<() => Promise<void>>,
 ): Promise<Voice> {
-  const { storage, events, metrics, logger } = context;
+  const { storage, metrics, logger } = context;
   const { dials, clock, limiter, liveChannel, redisCache } = storage;
   // The model ports every answered call is given: OpenAI-compatible servers where configured,
   // pocketsphinx, espeak-ng and the energy/Silero VAD where not.
@@ -179,7 +177,6 @@ export async function buildVoice(
           ...(redisCache ? { leases: new RedisLeases(redisCache.redis) } : {}),
           live: liveChannel,
           logger,
-          onSent: (callId, at) => void events.emit('call.sent', { callId, at }),
           onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
           onTrunkLoad: (trunk, up, waiting) => {
             metrics.sipTrunkCalls.set({ trunk, state: 'up' }, up);

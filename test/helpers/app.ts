@@ -7,18 +7,31 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { inject } from 'vitest';
 import { MemoryLiveCache } from '../../src/adapters/memory/live-cache.js';
+import type { Db } from '../../src/adapters/postgres/database.js';
 import { type DatabaseHandle, openDatabase } from '../../src/adapters/postgres/database.js';
-import { DbDialRecords } from '../../src/adapters/postgres/dial-records.js';
 import { migrate } from '../../src/adapters/postgres/migrate.js';
+import { pgStore } from '../../src/adapters/postgres/store.js';
 import { RedisLiveCache } from '../../src/adapters/redis/live-cache.js';
 import type { SimulatedVoiceProvider } from '../../src/adapters/voice/simulator.js';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime, type Runtime, type RuntimeOverrides } from '../../src/main.js';
 import type { Clock, LiveCache, VoiceProvider } from '../../src/ports.js';
-import { queueCallProgress } from '../../src/services/call-events.js';
+import { DialSteps } from '../../src/services/calls/lifecycle.js';
+import { type DomainEventBus, type DomainEvents, EventBus } from '../../src/services/events.js';
 import { deletePrefix, redisTestUrl } from './redis.js';
 
 export type StoreKind = 'postgres' | 'pglite';
+
+/**
+ * The dial records' steps of another process on `db` (its lease not yet taken: `start`), which
+ * announce on `events` (by default a bus of their own, which no one hears).
+ */
+export function dialStepsOn(
+  db: Db,
+  events: DomainEventBus = new EventBus<DomainEvents>(pino({ level: 'silent' })),
+): DialSteps {
+  return new DialSteps({ store: pgStore(db, STORE), events });
+}
 
 export const STORE: StoreKind = process.env.OUTDIAL_TEST_STORE === 'pglite' ? 'pglite' : 'postgres';
 export const DATABASE_TEST_URL = process.env.DATABASE_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -161,15 +174,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...FAST_SIM,
     ...options.env,
   });
-  const dials = new DbDialRecords(database.db, undefined, { progress: queueCallProgress });
   // The runtime builds the simulator from the config (an LLM configured: AI conversations), on
-  // the test's dial records and clock.
+  // the test's clock.
   const runtime = await createRuntime(config, {
     logger: pino({ level: 'silent' }),
     database,
     cache,
     ...(options.wrapProvider ? { wrapSimulator: options.wrapProvider } : {}),
-    dials,
     ...options.overrides,
   });
   const provider = (options.overrides?.provider as SimulatedVoiceProvider | undefined) ?? runtime.simulator;

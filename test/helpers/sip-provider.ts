@@ -4,7 +4,6 @@ import path from 'node:path';
 import { MemoryRateLimiter } from '../../src/adapters/memory/rate-limiter.js';
 import { buildVoiceModels } from '../../src/adapters/models/index.js';
 import type { Db } from '../../src/adapters/postgres/database.js';
-import { DbDialRecords } from '../../src/adapters/postgres/dial-records.js';
 import { migrate } from '../../src/adapters/postgres/migrate.js';
 import { LocalDiskRecordings } from '../../src/adapters/recordings/local-disk.js';
 import {
@@ -13,28 +12,29 @@ import {
   SipVoiceProvider,
 } from '../../src/adapters/voice/sip/provider.js';
 import type { CallEndedEvent, DialRecords, DialRequest } from '../../src/ports.js';
+import type { DialSteps } from '../../src/services/calls/lifecycle.js';
 import { ScriptedConversationEngine } from '../../src/voice/engines/scripted.js';
-import { createTestStorage } from './app.js';
+import { createTestStorage, dialStepsOn } from './app.js';
 
 /** Dial records on a PostgreSQL schema of their own, with this process's lease taken. */
 export async function testDialRecords(): Promise<{
-  records: DbDialRecords;
+  records: DialSteps;
   db: Db;
   /** Another process's records on the same database. */
-  another(): Promise<DbDialRecords>;
+  another(): Promise<DialSteps>;
   dispose(): Promise<void>;
 }> {
   const storage = await createTestStorage('postgres');
   const handle = await storage.open();
   await migrate(handle);
-  const records = new DbDialRecords(handle.db);
+  const records = dialStepsOn(handle.db);
   await records.start();
-  const others: DbDialRecords[] = [];
+  const others: DialSteps[] = [];
   return {
     records,
     db: handle.db,
     async another() {
-      const other = new DbDialRecords(handle.db);
+      const other = dialStepsOn(handle.db);
       await other.start();
       others.push(other);
       return other;

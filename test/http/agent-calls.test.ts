@@ -1,12 +1,18 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../../src/adapters/postgres/database.js';
-import { DbDialRecords } from '../../src/adapters/postgres/dial-records.js';
 import { parseCsv } from '../../src/cli/csv.js';
 import type { ToolCallRecord, TurnMetrics } from '../../src/domain/agent-call.js';
 import { newId } from '../../src/domain/ids.js';
 import { AgentEndProvider } from '../helpers/agent-provider.js';
-import { type Account, ADMIN_TOKEN, eventually, startTestApp, type TestApp } from '../helpers/app.js';
+import {
+  type Account,
+  ADMIN_TOKEN,
+  dialStepsOn,
+  eventually,
+  startTestApp,
+  type TestApp,
+} from '../helpers/app.js';
 import { Receiver } from '../helpers/receiver.js';
 
 /**
@@ -306,7 +312,7 @@ describe('AI agent calls: variables, endedReason, turns and tool calls', () => {
         ended_at: null,
       })
       .execute();
-    const owner = new DbDialRecords(db);
+    const owner = dialStepsOn(db);
     await owner.start();
     expect(await owner.hold(callId, 'simulator')).toBe(true);
     await owner.close();

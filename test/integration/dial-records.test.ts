@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../../src/adapters/postgres/database.js';
-import { DbDialRecords } from '../../src/adapters/postgres/dial-records.js';
 import { newId } from '../../src/domain/ids.js';
-import { type Account, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
+import type { DialSteps } from '../../src/services/calls/lifecycle.js';
+import { type Account, dialStepsOn, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
 
 type Db = TestApp['runtime']['database']['db'];
 
@@ -74,7 +74,7 @@ async function insertOngoingCall(
 describe(`calls of another process, settled from their dial records (${STORE})`, () => {
   let t: TestApp;
   let account: Account;
-  const owners: DbDialRecords[] = [];
+  const owners: DialSteps[] = [];
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -88,15 +88,15 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
   const db = () => t.runtime.database.db;
 
   /** Another process's records on the same database, with its lease taken. */
-  async function anotherProcess(): Promise<DbDialRecords> {
-    const records = new DbDialRecords(db());
+  async function anotherProcess(): Promise<DialSteps> {
+    const records = dialStepsOn(db());
     await records.start();
     owners.push(records);
     return records;
   }
 
   /** The process dies: its renewals stop, and its lease ran out `agoMs` ago after a last heartbeat. */
-  async function dies(records: DbDialRecords, lastHeartbeat: Date): Promise<void> {
+  async function dies(records: DialSteps, lastHeartbeat: Date): Promise<void> {
     await records.close();
     await sql`
       update dial_owners set renewed_at = ${lastHeartbeat}, lease_until = ${new Date(lastHeartbeat.getTime() + 15_000)}
@@ -321,7 +321,7 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
 
 describe(`the sweep's page with many long calls of its own (${STORE})`, () => {
   let t: TestApp;
-  let records: DbDialRecords | undefined;
+  let records: DialSteps | undefined;
   beforeAll(async () => {
     // Ten-minute conversations: this process's calls stay up, as long SIP calls do.
     t = await startTestApp({ env: { OUTDIAL_SIM_TALK_MS: '600000' } });
@@ -352,7 +352,7 @@ describe(`the sweep's page with many long calls of its own (${STORE})`, () => {
       db,
     );
     // Another process recorded a single call and died before it went out.
-    records = new DbDialRecords(db);
+    records = dialStepsOn(db);
     await records.start();
     const contactId = await insertContact(db, account.userId, '+14155554009');
     const orphan = await insertOngoingCall(db, {

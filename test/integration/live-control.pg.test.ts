@@ -4,7 +4,6 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DbDialRecords } from '../../src/adapters/postgres/dial-records.js';
 import { RedisLiveCache } from '../../src/adapters/redis/live-cache.js';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime, type Runtime } from '../../src/main.js';
@@ -78,7 +77,6 @@ describe('live call control over SIP and across app instances (PostgreSQL + Redi
         logger: pino({ level: 'silent' }),
         database,
         cache: new RedisLiveCache({ url: t.redisUrl ?? '', keyPrefix: t.cachePrefix }),
-        dials: new DbDialRecords(database.db),
       },
     );
     secondBase = await second.app.listen({ port: 0, host: '127.0.0.1' });

@@ -66,13 +66,19 @@ describe('simulated outcomes by the last four digits', () => {
   });
 });
 
+/** A simulator whose reported ends are kept, in order. */
+function listened(options: { ringMs: number; talkMs: number }) {
+  const provider = new SimulatedVoiceProvider(options);
+  const events: CallEndedEvent[] = [];
+  provider.onCallEnded(async (event) => {
+    events.push(event);
+  });
+  return { provider, events };
+}
+
 describe('SimulatedVoiceProvider', () => {
   it('ends a call after ring and talk time, once, even when dialed twice with the same id', async () => {
-    const provider = new SimulatedVoiceProvider({ ringMs: 10, talkMs: 40 });
-    const events: CallEndedEvent[] = [];
-    provider.onCallEnded(async (event) => {
-      events.push(event);
-    });
+    const { provider, events } = listened({ ringMs: 10, talkMs: 40 });
     await provider.dial(request('+14155550123'));
     await provider.dial(request('+14155550123'));
     // One call was started, so one end can come: wait for it.
@@ -81,6 +87,19 @@ describe('SimulatedVoiceProvider', () => {
     expect(events[0]).toMatchObject({ status: 'COMPLETED', duration: 1, error: null });
     expect(provider.dials).toHaveLength(1);
     await provider.close();
+  });
+
+  it('stops its ringing and talking canned calls on close without an end (lookup rebuilds them)', async () => {
+    const { provider, events } = listened({ ringMs: 50, talkMs: 60_000 });
+    await provider.dial(request('+14155550123'));
+    await provider.dial(request('+14155550124'));
+    await new Promise((resolve) => setTimeout(resolve, 100)); // one answered, talking
+    await provider.dial(request('+14155550125')); // one ringing
+    expect(provider.activeCalls).toBe(3);
+    await provider.close();
+    expect(provider.activeCalls).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(events).toEqual([]);
   });
 
   it('rebuilds a call it never saw from its dial time (restart reconciliation)', async () => {

@@ -9,6 +9,7 @@ import { PgBatchesRepo } from './repos/batches.js';
 import { PgCallViewsRepo } from './repos/call-views.js';
 import { PgCallsRepo } from './repos/calls.js';
 import { PgContactsRepo } from './repos/contacts.js';
+import { PgDialOwnersRepo } from './repos/dial-owners.js';
 import { PgDialsRepo } from './repos/dials.js';
 import { PgIdempotencyKeysRepo } from './repos/idempotency-keys.js';
 import { PgKeysRepo } from './repos/keys.js';
@@ -50,6 +51,7 @@ function buildRepos(db: Db, order: LockOrder | null, committed: AfterCommit): Re
     idempotencyKeys: new PgIdempotencyKeysRepo(db),
     suppressions: new PgSuppressionsRepo(db),
     dials: new PgDialsRepo(db),
+    dialOwners: new PgDialOwnersRepo(db),
     locks: new PgLocksRepo(db, order),
     afterCommit: (run) => {
       if (committed === 'refused')

@@ -72,17 +72,6 @@ export interface SimulatedConversations {
   };
 }
 
-/** A call of this process in progress: a canned one's end timer, or an AI conversation. */
-interface Session {
-  timer: NodeJS.Timeout;
-  /** Canned answered calls: reports the answer when the ringing ends. */
-  answer?: NodeJS.Timeout;
-  /** AI conversations still ringing: their end when the process stops before the answer. */
-  unanswered?: () => CallEndedEvent;
-  /** AI conversations: hangs up the running conversation (the process stops). */
-  stop?: () => void;
-}
-
 /** The simulated far end hangs up this long after the call's limit, if the session has not. */
 const TRANSPORT_GRACE_MS = 5000;
 /** Recordings kept in memory without a store: a few, as a cache for repeated downloads. */
@@ -113,16 +102,16 @@ export class SimulatedVoiceProvider implements VoiceProvider {
   readonly name = 'simulator';
   /** The most recent dials this process made, oldest first (at most 100,000): tests and accounting read it. */
   readonly dials: SimulatedDial[] = [];
-  private readonly sessions = new Map<string, Session>();
   /** Ids already dialed (bounded like `dials`): the idempotency record. */
   private readonly dialed = new Set<string>();
-  /** Reports each end once: an AI conversation's kept with its dial record first. */
+  /**
+   * This process's calls, ringing or talking (their stop, and close's wait for their ends), and
+   * each end reported once: an AI conversation's kept with its dial record first.
+   */
   private readonly host: CallHost;
   private readonly clock: Clock;
   /** Recordings made or being made, without a store (least recently used first). */
   private readonly made = new Map<string, Promise<{ wav: Buffer; spoken: boolean }>>();
-  /** AI conversations still reporting their end (close waits for them). */
-  private readonly reporting = new Set<Promise<void>>();
 
   constructor(private readonly options: SimulatorOptions) {
     this.clock = options.clock ?? systemClock;
@@ -173,7 +162,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
    * An AI conversation past its ringing is not rebuilt: it is settled as cut off.
    */
   async lookup(request: DialRequest, record: DialRecord): Promise<ProviderCallState> {
-    if (this.sessions.has(request.callId)) return { known: true, ended: null };
+    if (this.host.holds(request.callId)) return { known: true, ended: null };
     if (record.ended) return { known: true, ended: record.ended };
     const dialedAt = record.sentAt;
     if (!dialedAt) return { known: false, ended: null };
@@ -267,15 +256,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
    * AI conversations are hung up and reported as cut off (before or after their answer).
    */
   async close(): Promise<void> {
-    const reports: Array<Promise<void>> = [...this.reporting];
-    for (const session of this.sessions.values()) {
-      clearTimeout(session.timer);
-      clearTimeout(session.answer);
-      if (session.unanswered) reports.push(this.settle(session.unanswered()));
-      session.stop?.();
-    }
-    this.sessions.clear();
-    await Promise.allSettled(reports);
+    await this.host.stopAll();
   }
 
   /** Every dial in the dials folder (all processes), oldest first. */
@@ -302,7 +283,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
 
   /** Calls currently ringing or talking in this process. */
   get activeCalls(): number {
-    return this.sessions.size;
+    return this.host.size;
   }
 
   /** True when this call, once answered, holds an AI conversation rather than a canned one. */
@@ -315,21 +296,33 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       this.ring(request, dialedAt);
       return;
     }
+    const stop = this.host.take(request.callId);
+    if (!stop) return;
     const plan = this.plan(request);
     const now = this.clock.now().getTime();
     const wait = Math.max(dialedAt.getTime() + plan.totalMs - now, 0);
     const answeredAt = plan.ended(dialedAt).answeredAt;
-    const timer = setTimeout(() => {
-      this.sessions.delete(request.callId);
-      this.report(plan.ended(dialedAt));
-    }, wait);
-    // The answer is recorded when it happens (call.answered is queued there), as the AI
-    // conversations and the SIP provider record theirs. A call picked up after its answer records
-    // it at once; the record keeps the first answer only, so nothing is told twice.
-    const answer = answeredAt
-      ? setTimeout(() => this.recordAnswer(request, answeredAt), Math.max(answeredAt.getTime() - now, 0))
-      : undefined;
-    this.sessions.set(request.callId, { timer, ...(answer ? { answer } : {}) });
+    const done = new Promise<void>((resolve) => {
+      // A stop leaves a canned call to `lookup`, which rebuilds it from its dial time: no end.
+      const leave = () => {
+        clearTimeout(timer);
+        clearTimeout(answer);
+        this.host.release(request.callId);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        stop.signal.removeEventListener('abort', leave);
+        resolve(this.report(plan.ended(dialedAt)));
+      }, wait);
+      // The answer is recorded when it happens (call.answered is queued there), as the AI
+      // conversations and the SIP provider record theirs. A call picked up after its answer
+      // records it at once; the record keeps the first answer only, so nothing is told twice.
+      const answer = answeredAt
+        ? setTimeout(() => this.recordAnswer(request, answeredAt), Math.max(answeredAt.getTime() - now, 0))
+        : undefined;
+      stop.signal.addEventListener('abort', leave, { once: true });
+    });
+    this.host.running(request.callId, done);
   }
 
   /**
@@ -353,34 +346,41 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     });
   }
 
-  /** An AI call rings for ringMs after it went out, then the session holds its conversation. */
+  /**
+   * An AI call rings for ringMs after it went out, then the session holds its conversation. A
+   * stop while it rings reports it cut off before the answer; a stop in the conversation hangs up.
+   */
   private ring(request: DialRequest, dialedAt: Date): void {
+    const stop = this.host.take(request.callId);
+    if (!stop) return;
     const wait = Math.max(dialedAt.getTime() + this.options.ringMs - this.clock.now().getTime(), 0);
-    const session: Session = {
+    const done = new Promise<void>((resolve) => {
       // Cut before the answer, as the SIP provider reports it: FAILED, nothing connected.
-      unanswered: () => ({
-        callId: request.callId,
-        status: 'FAILED',
-        duration: 0,
-        answeredAt: null,
-        endedAt: this.clock.now(),
-        error: 'The call was cut off before an answer: the process that placed it stopped',
-        transcription: [],
-        endedReason: null,
-      }),
-      timer: setTimeout(() => {
-        session.unanswered = undefined;
-        const running = this.converse(request, session).finally(() => {
-          this.sessions.delete(request.callId);
-          this.reporting.delete(running);
-        });
-        this.reporting.add(running);
-      }, wait),
-    };
-    this.sessions.set(request.callId, session);
+      const cut = () => {
+        clearTimeout(timer);
+        resolve(
+          this.settle({
+            callId: request.callId,
+            status: 'FAILED',
+            duration: 0,
+            answeredAt: null,
+            endedAt: this.clock.now(),
+            error: 'The call was cut off before an answer: the process that placed it stopped',
+            transcription: [],
+            endedReason: null,
+          }),
+        );
+      };
+      const timer = setTimeout(() => {
+        stop.signal.removeEventListener('abort', cut);
+        resolve(this.converse(request, stop.signal));
+      }, wait);
+      stop.signal.addEventListener('abort', cut, { once: true });
+    });
+    this.host.running(request.callId, done);
   }
 
-  private async converse(request: DialRequest, session: Session): Promise<void> {
+  private async converse(request: DialRequest, stop: AbortSignal): Promise<void> {
     const settings = this.options.conversation as SimulatedConversations;
     const { logger } = this.options;
     const answeredAt = this.clock.now();
@@ -408,10 +408,12 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       ...(logger ? { logger } : {}),
     });
     let stopped = false;
-    session.stop = () => {
+    const hangUp = () => {
       stopped = true;
       transport.hangup();
     };
+    if (stop.aborted) hangUp();
+    else stop.addEventListener('abort', hangUp, { once: true });
     const result = await runAnsweredCall({
       callId: request.callId,
       transport,

@@ -1,13 +1,15 @@
+import type { Logger } from 'pino';
 import { minutesToCharge } from '../../domain/billing.js';
 import { awaitsAnalysis, type CallChannel, nextAttempt } from '../../domain/call.js';
 import type { CallEvent } from '../../domain/webhooks.js';
-import type { CallEndedEvent } from '../../ports.js';
+import type { CallEndedEvent, DialRecord, DialRecords } from '../../ports.js';
 import type { EndingBatchRow } from '../../store/batches.js';
 import type { EndedCallRow, NewBatchCallRow } from '../../store/calls.js';
-import type { Repos } from '../../store/index.js';
+import type { CallProgressSink, Repos, Store } from '../../store/index.js';
 import { returnContact } from '../batch-lifecycle.js';
 import type { Deps } from '../deps.js';
 import type { DomainEventBus, TransactionBus } from '../events.js';
+import { OwnerLease } from './owner-lease.js';
 
 /** A single or web call to open: every call outside a batch starts in this shape. */
 export interface NewCall {
@@ -55,7 +57,7 @@ const ENDINGS_PER_GROUP = 200;
 /**
  * The call's lifecycle: the one writer of `calls` rows and of the dial records they open with,
  * from the dial intent (`open`, `openBatchCalls`) to the end (`finish`) or the way back to the
- * queue (`returnToQueue`).
+ * queue (`returnToQueue`). The records' steps in between are `DialSteps`', below.
  */
 export class CallLifecycle {
   private readonly endings: Array<{
@@ -279,3 +281,173 @@ export class CallLifecycle {
 
 /** A call that was to go back to the queue went out meanwhile: the transaction is undone. */
 class NotReturned extends Error {}
+
+/** Settled dial records are kept a week (no call lasts that long), looked over hourly. */
+const KEEP_RECORDS_DAYS = 7;
+const PRUNE_RECORDS_EVERY_MS = 60 * 60 * 1000;
+/** Most sends written in one statement. */
+const SENDS_PER_GROUP = 500;
+
+/** A send waiting for its group's statement. */
+interface PendingSend {
+  callId: string;
+  provider: string;
+  at: Date;
+  progressEvents: boolean;
+  resolve: (sent: boolean) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * A call's dial record after it is opened (the `DialRecords` port the transports and the
+ * reconciler are given): held, sent, refused, answered, ended, adopted, and pruned once old.
+ * With `CallLifecycle`'s opening and return, the one writer of dial records. Each record names
+ * this process's lease (`OwnerLease`), which it takes on `start` and gives back on `close`.
+ * Once committed, a call's going out is announced as `call.sent` and its first answer as
+ * `call.answered`, whichever transport reported them.
+ *
+ * Sends, the per-call write of every dial (a campaign sends up to ~1000 a second), are grouped:
+ * those asked for in one turn of the event loop go in one statement.
+ */
+export class DialSteps implements DialRecords {
+  readonly lease: OwnerLease;
+  private readonly sends: PendingSend[] = [];
+  private flushing = false;
+  private pruner: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly options: {
+      store: Store;
+      logger?: Logger;
+      /** Hears of the steps inside their transactions (the call.started and call.answered webhooks). */
+      progress?: CallProgressSink;
+      /** Where a call's going out (`call.sent`) and first answer (`call.answered`) are announced. */
+      events: DomainEventBus;
+    },
+  ) {
+    this.lease = new OwnerLease(options.store, options.logger);
+  }
+
+  get owner(): string {
+    return this.lease.owner;
+  }
+
+  /** Takes this process's lease (renewed until close) and prunes old records hourly. */
+  async start(): Promise<void> {
+    await this.lease.start();
+    void this.prune();
+    this.pruner = setInterval(() => void this.prune(), PRUNE_RECORDS_EVERY_MS);
+    this.pruner.unref();
+  }
+
+  /** Stops pruning and gives the lease back. */
+  async close(): Promise<void> {
+    if (this.pruner) clearInterval(this.pruner);
+    this.pruner = null;
+    await this.lease.close();
+  }
+
+  hold(callId: string, provider: string): Promise<boolean> {
+    return this.options.store.dials.hold(this.owner, callId, provider);
+  }
+
+  send(callId: string, provider: string, at: Date, progressEvents = true): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.sends.push({ callId, provider, at, progressEvents, resolve, reject });
+      if (!this.flushing) void this.flushSends();
+    });
+  }
+
+  private async flushSends(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.sends.length > 0) {
+        // One turn of the event loop lets the sends asked for at the same moment join the group.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        const group = this.sends.splice(0, SENDS_PER_GROUP);
+        try {
+          const sent = await this.sendGroup(group);
+          for (const entry of group) entry.resolve(sent.has(entry.callId));
+          // Announced after the senders heard (the SIP INVITE goes out without waiting for it).
+          void this.announceSent(sent);
+        } catch (error) {
+          for (const entry of group) entry.reject(error);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /**
+   * One statement: each record this process holds waiting (or a call with none yet) becomes sent,
+   * and its call's recorded start time becomes the moment it went out; in the same transaction the
+   * progress sink hears of the calls that started. A group none of whose calls has listeners for
+   * its progress (most campaigns) is the statement alone, without a transaction around it.
+   */
+  private async sendGroup(group: PendingSend[]): Promise<Map<string, Date>> {
+    const { store, progress } = this.options;
+    const calls = [...new Map(group.map((entry) => [entry.callId, entry])).values()];
+    const sink = calls.some((call) => call.progressEvents) ? progress : undefined;
+    const sent = sink
+      ? await store.tx(async (repos) => {
+          const rows = await repos.dials.send(this.owner, calls);
+          await sink(
+            repos,
+            rows.map((row) => ({ kind: 'started', callId: row.callId, at: row.sentAt })),
+          );
+          return rows;
+        })
+      : await store.dials.send(this.owner, calls);
+    return new Map(sent.map((row) => [row.callId, row.sentAt]));
+  }
+
+  private async announceSent(sent: Map<string, Date>): Promise<void> {
+    for (const [callId, at] of sent) await this.options.events.emit('call.sent', { callId, at });
+  }
+
+  async refused(callId: string): Promise<void> {
+    await this.options.store.dials.refused(this.owner, callId);
+  }
+
+  /**
+   * The first answer of a call is kept and announced (a repeated report changes nothing and tells
+   * no one again). Without listeners for the call's progress, the one statement alone.
+   */
+  async answered(callId: string, at: Date, progressEvents = true): Promise<void> {
+    const { store, events } = this.options;
+    const sink = progressEvents ? this.options.progress : undefined;
+    const first = sink
+      ? await store.tx(async (repos) => {
+          const marked = await repos.dials.answered(this.owner, callId, at);
+          if (marked) await sink(repos, [{ kind: 'answered', callId, at }]);
+          return marked;
+        })
+      : await store.dials.answered(this.owner, callId, at);
+    if (first) await events.emit('call.answered', { callId, at });
+  }
+
+  ended(event: CallEndedEvent): Promise<void> {
+    return this.options.store.dials.ended(this.owner, event);
+  }
+
+  find(callId: string): Promise<DialRecord | null> {
+    return this.options.store.dials.find(callId);
+  }
+
+  adopt(callId: string, from: string): Promise<boolean> {
+    return this.options.store.dials.adopt(this.owner, callId, from);
+  }
+
+  handOff(callId: string): Promise<boolean> {
+    return this.options.store.dials.handOff(this.owner, callId);
+  }
+
+  private async prune(): Promise<void> {
+    try {
+      await this.options.store.dials.pruneSettled(KEEP_RECORDS_DAYS);
+    } catch (error) {
+      this.options.logger?.warn({ err: error }, 'could not prune old dial records');
+    }
+  }
+}

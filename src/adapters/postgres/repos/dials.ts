@@ -1,6 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import { type CallEndedEvent, type DialRecord, type DialState, HAND_OFF_OWNER } from '../../../ports.js';
-import type { DialsRepo, UnsettledCall, UnsettledQuery } from '../../../store/dials.js';
+import type { DialsRepo, SendingCall, UnsettledCall, UnsettledQuery } from '../../../store/dials.js';
 import type { Db } from '../database.js';
 
 /** The columns a dial record is read from, with its owner's heartbeat. */
@@ -104,7 +104,7 @@ export async function returnDial(trx: Db, callId: string, owner: string | null):
   return true;
 }
 
-/** The dial records' writes a call's lifecycle makes in its transactions (`dial-records.ts` holds their SQL). */
+/** The dial records, over the pool or a transaction. */
 export class PgDialsRepo implements DialsRepo {
   constructor(private readonly db: Db) {}
 
@@ -118,6 +118,92 @@ export class PgDialsRepo implements DialsRepo {
 
   returnDial(callId: string, owner: string | null): Promise<boolean> {
     return returnDial(this.db, callId, owner);
+  }
+
+  async hold(owner: string, callId: string, provider: string): Promise<boolean> {
+    // The no-op update returns the row only when it is this owner's waiting record.
+    const held = await sql<{ call_id: string }>`
+      insert into dials (call_id, owner, provider, state, created_at)
+      values (${callId}, ${owner}, ${provider}, 'waiting', now())
+      on conflict (call_id) do update set owner = dials.owner
+        where dials.owner = excluded.owner and dials.state = 'waiting'
+      returning call_id`.execute(this.db);
+    return held.rows.length === 1;
+  }
+
+  async send(owner: string, calls: SendingCall[]): Promise<Array<{ callId: string; sentAt: Date }>> {
+    const rows = await sql<{ call_id: string; sent_at: Date }>`
+      with sent as (
+        insert into dials (call_id, owner, provider, state, created_at, sent_at)
+        select x.id, ${owner}, x.provider, 'sent', x.at, x.at
+        from unnest(${calls.map((c) => c.callId)}::text[], ${calls.map((c) => c.provider)}::text[],
+                    ${calls.map((c) => c.at.toISOString())}::timestamptz[]) as x(id, provider, at)
+        on conflict (call_id) do update set state = 'sent', sent_at = excluded.sent_at
+          where dials.owner = excluded.owner and dials.state = 'waiting'
+        returning call_id, sent_at
+      ), started as (
+        update calls c set created_at = sent.sent_at from sent where c.id = sent.call_id and c.status = 'ONGOING'
+      )
+      select call_id, sent_at from sent`.execute(this.db);
+    return rows.rows.map((row) => ({ callId: row.call_id, sentAt: new Date(row.sent_at) }));
+  }
+
+  async refused(owner: string, callId: string): Promise<void> {
+    await sql`
+      update dials set state = 'waiting', sent_at = null
+      where call_id = ${callId} and owner = ${owner} and state = 'sent'`.execute(this.db);
+  }
+
+  async answered(owner: string, callId: string, at: Date): Promise<boolean> {
+    const marked = await sql<{ call_id: string }>`
+      update dials set answered_at = ${at}
+      where call_id = ${callId} and owner = ${owner} and answered_at is null
+      returning call_id`.execute(this.db);
+    return marked.rows.length > 0;
+  }
+
+  async ended(owner: string, event: CallEndedEvent): Promise<void> {
+    const stored: StoredEnd = {
+      ...event,
+      answeredAt: event.answeredAt?.toISOString() ?? null,
+      endedAt: event.endedAt.toISOString(),
+    };
+    await sql`
+      update dials set state = 'ended', ended_at = ${event.endedAt}, outcome = ${JSON.stringify(stored)}::text::jsonb,
+        answered_at = coalesce(answered_at, ${event.answeredAt})
+      where call_id = ${event.callId} and owner = ${owner} and state in ('waiting', 'sent')`.execute(this.db);
+  }
+
+  async find(callId: string): Promise<DialRecord | null> {
+    const rows = await sql<DialRecordRow>`
+      select ${DIAL_RECORD_COLUMNS}
+      from dials d left join dial_owners o on o.id = d.owner
+      where d.call_id = ${callId}`.execute(this.db);
+    const row = rows.rows[0];
+    return row ? dialRecordFrom(row) : null;
+  }
+
+  async adopt(owner: string, callId: string, from: string): Promise<boolean> {
+    const taken = await sql<{ call_id: string }>`
+      update dials set owner = ${owner} where call_id = ${callId} and owner = ${from}
+      returning call_id`.execute(this.db);
+    return taken.rows.length === 1;
+  }
+
+  async handOff(owner: string, callId: string): Promise<boolean> {
+    const given = await sql<{ call_id: string }>`
+      update dials set owner = ${HAND_OFF_OWNER}
+      where call_id = ${callId} and owner = ${owner} and state = 'waiting'
+      returning call_id`.execute(this.db);
+    return given.rows.length === 1;
+  }
+
+  async pruneSettled(keepDays: number): Promise<void> {
+    await sql`
+      delete from dials
+      where created_at < now() - ${`${keepDays} days`}::interval and state <> 'waiting' and state <> 'sent'`.execute(
+      this.db,
+    );
   }
 
   async unsettled(query: UnsettledQuery): Promise<UnsettledCall[]> {

@@ -97,8 +97,6 @@ export interface SipProviderOptions {
   /** Live call control: answered calls' events and operators' commands (see session.ts). */
   live?: LiveCallChannel;
   logger?: Logger;
-  /** A call went out (its INVITE was sent) at `at`: its start, for the live view. */
-  onSent?(callId: string, at: Date): void;
   /** Every final answer to an INVITE (the metrics count them). */
   onFinalResponse?(trunkId: string, code: number): void;
   /** Trunk load changed (the metrics show it). */
@@ -386,7 +384,6 @@ export class SipVoiceProvider implements VoiceProvider {
       const sentAt = await this.admitStart(request, trunk, signal);
       if (!(await this.options.records.send(request.callId, this.name, sentAt, request.progressEvents)))
         throw new NotSent();
-      this.options.onSent?.(request.callId, sentAt);
       const sip = ua.invite({
         host: trunk.host,
         port: trunk.port,
