@@ -19,7 +19,7 @@ const files = sourceFiles(SRC).map((file) => ({
 
 /** Where SQL may be written: the repositories, and the database's own plumbing beside them. */
 describe('SQL lives in the repositories', () => {
-  it('names no file outside adapters/postgres/repos but the driver, the dialect, the migrations and the Store', () => {
+  it('names no file outside adapters/postgres/repos but the driver, the dialect and the migrations', () => {
     const outside = files
       .filter(({ text }) => /from 'kysely'|sql`/.test(text))
       .map(({ name }) => name)
@@ -29,7 +29,6 @@ describe('SQL lives in the repositories', () => {
       'adapters/postgres/database.ts',
       'adapters/postgres/migrate.ts',
       'adapters/postgres/pglite-dialect.ts',
-      'adapters/postgres/store.ts',
     ]);
   });
 

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Repos, Store } from '../../store/index.js';
 import type { Db } from './database.js';
 import { PgAgentsRepo } from './repos/agents.js';
@@ -13,7 +12,7 @@ import { PgDialOwnersRepo } from './repos/dial-owners.js';
 import { PgDialsRepo } from './repos/dials.js';
 import { PgIdempotencyKeysRepo } from './repos/idempotency-keys.js';
 import { PgKeysRepo } from './repos/keys.js';
-import { LockOrder, PgLocksRepo } from './repos/locks.js';
+import { LockOrder, PgLocksRepo, releaseAdvisoryLock, takeAdvisoryLock } from './repos/locks.js';
 import { PgSealedColumnsRepo } from './repos/sealed-columns.js';
 import { PgSessionsRepo } from './repos/sessions.js';
 import { PgSipTrunksRepo } from './repos/sip-trunks.js';
@@ -80,13 +79,11 @@ export function pgStore(db: Db, kind: 'postgres' | 'pglite'): Store {
     exclusive: (name, fn) =>
       db.connection().execute(async (conn) => {
         const shared = kind === 'postgres';
-        if (shared)
-          await sql`select pg_advisory_lock(hashtext(current_schema() || ${`.${name}`}))`.execute(conn);
+        if (shared) await takeAdvisoryLock(conn, name);
         try {
           return await fn(pgStore(conn, kind));
         } finally {
-          if (shared)
-            await sql`select pg_advisory_unlock(hashtext(current_schema() || ${`.${name}`}))`.execute(conn);
+          if (shared) await releaseAdvisoryLock(conn, name);
         }
       }),
   };

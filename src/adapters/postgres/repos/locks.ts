@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { LOCK_ORDER, type LockKind, type LocksRepo } from '../../../store/locks.js';
 import type { Db } from '../database.js';
 
@@ -19,6 +20,18 @@ export class LockOrder {
     }
     this.highest = rank;
   }
+}
+
+/**
+ * Holds the session-level advisory lock `name` (in the current schema) on `conn`, a connection the
+ * caller holds, until `releaseAdvisoryLock`: `Store.exclusive` on PostgreSQL.
+ */
+export async function takeAdvisoryLock(conn: Db, name: string): Promise<void> {
+  await sql`select pg_advisory_lock(hashtext(current_schema() || ${`.${name}`}))`.execute(conn);
+}
+
+export async function releaseAdvisoryLock(conn: Db, name: string): Promise<void> {
+  await sql`select pg_advisory_unlock(hashtext(current_schema() || ${`.${name}`}))`.execute(conn);
 }
 
 /** Notes a lock about to be taken: `order` is null on the pool, where a row lock would end with its statement. */
