@@ -12,8 +12,9 @@ import { type App, buildApp } from './http/app.js';
 import { createLogger } from './logging.js';
 import { Metrics } from './metrics.js';
 import type { LiveCallChannel } from './ports.js';
+import type { CallTransactionEvents } from './services/calls/lifecycle.js';
 import type { Deps } from './services/deps.js';
-import { type DomainEvents, EventBus } from './services/events.js';
+import { type DomainEvents, EventBus, TransactionBus } from './services/events.js';
 import { HealthService } from './services/health.js';
 import type { BatchIngester } from './services/ingest.js';
 import { Sealer } from './services/sealing.js';
@@ -108,10 +109,12 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     // What happens to calls (opened, sent, answered, ended) and batches (their transitions), for the reactions subscribed in
     // wiring/subscribers.ts; the dial steps (built with the storage) announce some of them.
     const events = new EventBus<DomainEvents>(logger);
+    // The reactions that are part of a call's writes (its steps, its end), run in their transactions.
+    const reactions = new TransactionBus<CallTransactionEvents>();
     const storage = await openStorage(
       config,
       overrides,
-      { database, sealer, logger, progress, events },
+      { database, sealer, logger, progress, events, reactions },
       opened,
     );
     const { store, clock } = storage;
@@ -157,6 +160,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       storage,
       voice,
       events,
+      reactions,
       trunks,
       webhooks,
       health: new HealthService({

@@ -40,6 +40,8 @@ export type CallMetricsRow = CompletedCallRow;
 
 /** The analysis columns of calls (`analysis_status`, `analysis_due_at`, ...), the analysis service's alone. */
 export interface AnalysisRepo {
+  /** The calls just ended that have words to analyse: their analysis is pending, due at `now`. */
+  markDue(callIds: string[], now: Date): Promise<void>;
   /** Up to `limit` pending analyses due at `now`, leased until `leaseUntil` (skipping locked ones). */
   claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedAnalysisRow[]>;
   /** A failed attempt: the pending analysis falls due again at `dueAt`. */

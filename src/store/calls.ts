@@ -95,8 +95,6 @@ export interface CallEndWrite {
   error: string | null;
   transcription: string;
   charge: number;
-  /** 'pending' when the call awaits its analysis. */
-  analysis: 'pending' | null;
   sipCode: number | null;
   endedReason: string | null;
   turns: string | null;

@@ -60,6 +60,8 @@ export function buildServices(
     storage: Storage;
     voice: Voice;
     events: DomainEventBus;
+    /** The reactions inside the call's transactions (the dial steps' too). */
+    reactions: TransactionBus<CallTransactionEvents>;
     trunks: SipTrunkService;
     webhooks: WebhookService;
     health: HealthService;
@@ -71,10 +73,9 @@ export function buildServices(
     liveHeartbeatMs?: number | undefined;
   },
 ): BuiltServices {
-  const { storage, voice, events, webhooks } = context;
+  const { storage, voice, events, reactions, webhooks } = context;
   const links = new RecordingLinks(deps);
   const live = new LiveView(deps, links);
-  const reactions = new TransactionBus<CallTransactionEvents>();
   const lifecycle = new CallLifecycle(deps, events, reactions);
   const calls = new CallIntake(deps, lifecycle, events);
   const callReads = new CallReads(deps, live, links);

@@ -11,9 +11,9 @@ import { RedisLiveChannel } from '../adapters/redis/live-channel.js';
 import { RedisRateLimiter } from '../adapters/redis/rate-limiter.js';
 import type { Config } from '../config.js';
 import { type Clock, type LiveCache, type LiveCallChannel, type RateLimiter, systemClock } from '../ports.js';
-import { queueCallProgress } from '../services/call-events.js';
+import type { CallTransactionEvents } from '../services/calls/lifecycle.js';
 import { DialSteps } from '../services/calls/lifecycle.js';
-import type { DomainEventBus } from '../services/events.js';
+import type { DomainEventBus, TransactionBus } from '../services/events.js';
 import { resealAtStart, type Sealer } from '../services/sealing.js';
 import { UnreachableError } from '../start-errors.js';
 import type { Store } from '../store/index.js';
@@ -54,6 +54,8 @@ export async function openStorage(
     logger: Logger;
     progress: Progress;
     events: DomainEventBus;
+    /** The reactions inside the call's transactions (subscribed in `subscribers.ts`). */
+    reactions: TransactionBus<CallTransactionEvents>;
   },
   opened: Array<() => Promise<void>>,
 ): Promise<Storage> {
@@ -71,7 +73,7 @@ export async function openStorage(
   // The dial records' steps, built before the voice side (every transport is given them), with
   // this process's lease, held from before its first call to after its last: every call it
   // places names it, and is alive while it is renewed.
-  const dials = new DialSteps({ store, logger, progress: queueCallProgress, events });
+  const dials = new DialSteps({ store, logger, reactions: context.reactions, events });
   await dials.start();
   opened.unshift(() => dials.close());
   // ioredis (~8 MB of resident memory) is loaded only where Redis can be in use.

@@ -1,3 +1,4 @@
+import { awaitsAnalysis } from '../domain/call.js';
 import type { Metrics } from '../metrics.js';
 import {
   advanceBatchContacts,
@@ -6,6 +7,7 @@ import {
 } from '../services/batch-lifecycle.js';
 import type { BatchReads } from '../services/batch-reads.js';
 import { queueBatchWebhook } from '../services/batch-webhooks.js';
+import { queueCallProgress } from '../services/call-events.js';
 import { queueCallCompleted } from '../services/calls/completed.js';
 import type { CallTransactionEvents } from '../services/calls/lifecycle.js';
 import type { LiveView } from '../services/calls/live-view.js';
@@ -23,13 +25,12 @@ export interface CallReactions {
   batchLifecycle: Pick<BatchLifecycle, 'finishIfDone'>;
   metrics: Metrics;
   links: RecordingLinks;
-  /** Transitional (issue 23): `completedPayload` (services/calls/reads.ts) still reads with Kysely. */
 }
 
 /**
  * Every reaction to a call's events, by name, in the order each runs: the one place that says
  * what happens when a call opens, goes out or ends. The writes of the step itself (the call row,
- * the minutes charged, the analysis due) are `CallLifecycle`'s.
+ * the minutes charged) are `CallLifecycle`'s.
  */
 export function subscribeCallReactions(
   events: DomainEventBus,
@@ -38,6 +39,18 @@ export function subscribeCallReactions(
 ): void {
   // In the transaction that applies calls' ends, so each happens if and only if the end commits.
   // call.completed is queued before the batch's own completion, so the outbox sends them in order.
+  // In the transaction that records a call's going out or first answer: its call.started or
+  // call.answered webhook (a dial step opens a transaction only when the call has listeners).
+  reactions.on('calls.progressing', 'call-progress-webhook', ({ tx, progress }) =>
+    queueCallProgress(tx, progress),
+  );
+  // A call with words to analyse is due for its analysis (the analysis worker's) from its end.
+  reactions.on('calls.ending', 'analysis', ({ tx, rows, events: ended, now }) =>
+    tx.analysis.markDue(
+      rows.filter((row) => awaitsAnalysis(ended.get(row.id) ?? { transcription: [] })).map((row) => row.id),
+      now,
+    ),
+  );
   reactions.on('calls.ending', 'call-completed-webhook', (ending) => queueCallCompleted(ending, links));
   reactions.on('calls.ending', 'batch-progress', async ({ tx, rows, events: ended, batches, now }) => {
     const counted = await advanceBatchContacts(tx, batches, rows, ended, now);

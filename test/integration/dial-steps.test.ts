@@ -4,14 +4,14 @@ import type { DatabaseHandle } from '../../src/adapters/postgres/database.js';
 import { migrate } from '../../src/adapters/postgres/migrate.js';
 import { pgStore } from '../../src/adapters/postgres/store.js';
 import { newId } from '../../src/domain/ids.js';
-import { DialSteps } from '../../src/services/calls/lifecycle.js';
-import { type CallEvents, type DomainEvents, EventBus } from '../../src/services/events.js';
+import { type CallTransactionEvents, DialSteps } from '../../src/services/calls/lifecycle.js';
+import { type CallEvents, type DomainEvents, EventBus, TransactionBus } from '../../src/services/events.js';
 import type { CallProgress } from '../../src/store/index.js';
 import { createTestStorage, STORE, type TestStorage } from '../helpers/app.js';
 
 /**
  * The dial records' steps (`DialSteps`, services/calls/lifecycle.ts) on the real database: what
- * they announce on the after-commit bus, and what the progress sink hears in their transactions.
+ * they announce on the after-commit bus, and what their reactions (`calls.progressing`) hear in their transactions.
  */
 describe(`dial steps and their announcements (${STORE})`, () => {
   let storage: TestStorage;
@@ -33,11 +33,13 @@ describe(`dial steps and their announcements (${STORE})`, () => {
       'test',
       ({ callId, at }) => void heard.push({ event: 'call.answered', callId, at }),
     );
-    steps = new DialSteps({
-      store,
-      events,
-      progress: async (_repos, changes) => void progress.push(...changes),
-    });
+    const reactions = new TransactionBus<CallTransactionEvents>();
+    reactions.on(
+      'calls.progressing',
+      'test',
+      async ({ progress: changes }) => void progress.push(...changes),
+    );
+    steps = new DialSteps({ store, events, reactions });
     other = new DialSteps({ store, events });
     await steps.start();
     await other.start();

@@ -114,7 +114,12 @@ describe('the wiring (src/wiring/subscribers.ts)', () => {
     const events: DomainEventBus = new EventBus<DomainEvents>(logged().logger as never);
     const reactions = new TransactionBus<CallTransactionEvents>();
     subscribeCallReactions(events, reactions, {} as never);
-    expect(reactions.subscribersOf('calls.ending')).toEqual(['call-completed-webhook', 'batch-progress']);
+    expect(reactions.subscribersOf('calls.progressing')).toEqual(['call-progress-webhook']);
+    expect(reactions.subscribersOf('calls.ending')).toEqual([
+      'analysis',
+      'call-completed-webhook',
+      'batch-progress',
+    ]);
     expect(events.subscribersOf('call.opened')).toEqual(['live-view']);
     expect(events.subscribersOf('call.sent')).toEqual(['live-view']);
     expect(events.subscribersOf('call.ended')).toEqual([

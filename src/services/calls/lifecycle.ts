@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import { minutesToCharge } from '../../domain/billing.js';
-import { awaitsAnalysis, type CallChannel, nextAttempt } from '../../domain/call.js';
+import { type CallChannel, nextAttempt } from '../../domain/call.js';
 import type { CallEvent } from '../../domain/webhooks.js';
 import type { CallEndedEvent, DialRecord, DialRecords } from '../../ports.js';
 import type { EndingBatchRow } from '../../store/batches.js';
 import type { EndedCallRow, NewBatchCallRow } from '../../store/calls.js';
-import type { CallProgressSink, Repos, Store } from '../../store/index.js';
+import type { CallProgress, CallProgressSink, Repos, Store } from '../../store/index.js';
 import { returnContact } from '../batch-lifecycle.js';
 import type { Deps } from '../deps.js';
 import type { DomainEventBus, TransactionBus } from '../events.js';
@@ -46,9 +46,11 @@ export interface EndingCalls {
   now: Date;
 }
 
-/** What the lifecycle announces inside its transactions (`TransactionBus`). */
+/** What the call's lifecycle and dial steps announce inside their transactions (`TransactionBus`). */
 export interface CallTransactionEvents {
   'calls.ending': EndingCalls;
+  /** Calls went out (`started`) or were first answered (`answered`), in the step's transaction. */
+  'calls.progressing': { tx: Repos; progress: CallProgress[] };
 }
 
 /** Most call ends applied in one transaction. */
@@ -221,7 +223,6 @@ export class CallLifecycle {
           error: e.error,
           transcription: JSON.stringify(e.transcription),
           charge: minutesToCharge(e.status, e.duration),
-          analysis: awaitsAnalysis(e) ? 'pending' : null,
           sipCode: e.sipCode ?? null,
           endedReason: e.endedReason ?? null,
           turns: e.turns ? JSON.stringify(e.turns) : null,
@@ -319,8 +320,11 @@ export class DialSteps implements DialRecords {
     private readonly options: {
       store: Store;
       logger?: Logger;
-      /** Hears of the steps inside their transactions (the call.started and call.answered webhooks). */
-      progress?: CallProgressSink;
+      /**
+       * The reactions that are part of a step (`calls.progressing`: the call.started and
+       * call.answered webhooks, `wiring/subscribers.ts`), run inside its transaction.
+       */
+      reactions?: TransactionBus<CallTransactionEvents>;
       /** Where a call's going out (`call.sent`) and first answer (`call.answered`) are announced. */
       events: DomainEventBus;
     },
@@ -386,9 +390,9 @@ export class DialSteps implements DialRecords {
    * its progress (most campaigns) is the statement alone, without a transaction around it.
    */
   private async sendGroup(group: PendingSend[]): Promise<Map<string, Date>> {
-    const { store, progress } = this.options;
+    const { store } = this.options;
     const calls = [...new Map(group.map((entry) => [entry.callId, entry])).values()];
-    const sink = calls.some((call) => call.progressEvents) ? progress : undefined;
+    const sink = calls.some((call) => call.progressEvents) ? this.progressSink() : undefined;
     const sent = sink
       ? await store.tx(async (repos) => {
           const rows = await repos.dials.send(this.owner, calls);
@@ -400,6 +404,13 @@ export class DialSteps implements DialRecords {
         })
       : await store.dials.send(this.owner, calls);
     return new Map(sent.map((row) => [row.callId, row.sentAt]));
+  }
+
+  /** The step's reactions, when any is subscribed: a step without them needs no transaction. */
+  private progressSink(): CallProgressSink | undefined {
+    const reactions = this.options.reactions;
+    if (!reactions || reactions.subscribersOf('calls.progressing').length === 0) return undefined;
+    return (tx, progress) => reactions.run('calls.progressing', { tx, progress });
   }
 
   private async announceSent(sent: Map<string, Date>): Promise<void> {
@@ -416,7 +427,7 @@ export class DialSteps implements DialRecords {
    */
   async answered(callId: string, at: Date, progressEvents = true): Promise<void> {
     const { store, events } = this.options;
-    const sink = progressEvents ? this.options.progress : undefined;
+    const sink = progressEvents ? this.progressSink() : undefined;
     const first = sink
       ? await store.tx(async (repos) => {
           const marked = await repos.dials.answered(this.owner, callId, at);

@@ -13,6 +13,13 @@ import { COMPLETED_COLUMNS } from './call-views.js';
 export class PgAnalysisRepo implements AnalysisRepo {
   constructor(private readonly db: Db) {}
 
+  async markDue(callIds: string[], now: Date): Promise<void> {
+    if (callIds.length === 0) return;
+    await sql`
+      update calls set analysis_status = 'pending', analysis_due_at = ${now}
+      where id = any(${callIds}::text[])`.execute(this.db);
+  }
+
   async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedAnalysisRow[]> {
     return (
       await sql<ClaimedAnalysisRow>`

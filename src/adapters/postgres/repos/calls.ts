@@ -245,21 +245,19 @@ export class PgCallsRepo implements CallsRepo {
           update calls c set
             status = x.status, duration = x.duration::int, answered_at = x.answered_at::timestamptz,
             ended_at = x.ended_at::timestamptz, error = x.error, transcription = x.transcription::jsonb,
-            minutes_charged = x.charge::int, updated_at = ${now}, analysis_status = x.analysis,
+            minutes_charged = x.charge::int, updated_at = ${now},
             sip_code = x.sip_code::int, ended_reason = x.ended_reason, turns = x.turns::jsonb,
-            tool_calls = x.tool_calls::jsonb,
-            analysis_due_at = case when x.analysis is null then null else ${now}::timestamptz end
+            tool_calls = x.tool_calls::jsonb
           from unnest(
             ${ends.map((e) => e.id)}::text[], ${ends.map((e) => e.status)}::text[], ${ends.map((e) => String(e.duration))}::text[],
             ${ends.map((e) => e.answeredAt?.toISOString() ?? null)}::text[], ${ends.map((e) => e.endedAt.toISOString())}::text[],
             ${ends.map((e) => e.error)}::text[], ${ends.map((e) => e.transcription)}::text[],
             ${ends.map((e) => String(e.charge))}::text[],
-            ${ends.map((e) => e.analysis)}::text[],
             ${ends.map((e) => (e.sipCode == null ? null : String(e.sipCode)))}::text[],
             ${ends.map((e) => e.endedReason)}::text[],
             ${ends.map((e) => e.turns)}::text[],
             ${ends.map((e) => e.toolCalls)}::text[]
-          ) as x(id, status, duration, answered_at, ended_at, error, transcription, charge, analysis, sip_code,
+          ) as x(id, status, duration, answered_at, ended_at, error, transcription, charge, sip_code,
                  ended_reason, turns, tool_calls)
           where c.id = x.id and c.status = 'ONGOING'
           returning c.id, c.user_id, c.agent_id, c.contact_id, c.batch_id, c.status, c.phone_number, c.error,
