@@ -53,9 +53,13 @@ export class LiveView {
    * the moment it did, as the call row does.
    */
   async started(callId: string, at: Date): Promise<void> {
+    const startTime = at.toISOString();
+    // Announced by this process with this start already (a batch call, by the dispatcher): only
+    // the process that sends a call moves its start, so there is nothing to read or write.
+    if (this.near.get(callId)?.entry.startTime === startTime) return;
     const entry = await this.readLive(callId);
-    if (entry?.status !== 'ONGOING' || entry.startTime === at.toISOString()) return;
-    await this.putLive({ ...entry, startTime: at.toISOString() });
+    if (entry?.status !== 'ONGOING' || entry.startTime === startTime) return;
+    await this.putLive({ ...entry, startTime });
   }
 
   liveFromRow(row: CallRow): LiveCallEntry {
