@@ -13,6 +13,7 @@ import type {
   StatusChange,
 } from '../../../store/batches.js';
 import { type Db, json } from '../database.js';
+import { olderThan } from './keyset.js';
 import { type LockOrder, takeLock } from './locks.js';
 
 const COUNTED_COLUMNS = [
@@ -185,14 +186,7 @@ export class PgBatchesRepo implements BatchesRepo {
       .limit(limit);
     if (filters.status) query = query.where('status', '=', filters.status);
     if (filters.tag) query = query.where(sql<boolean>`tags @> array[${filters.tag}]::text[]`);
-    if (before) {
-      query = query.where((eb) =>
-        eb.or([
-          eb('created_at', '<', before.created_at),
-          eb.and([eb('created_at', '=', before.created_at), eb('id', '<', before.id)]),
-        ]),
-      );
-    }
+    if (before) query = query.where(olderThan(before));
     return query.execute();
   }
 

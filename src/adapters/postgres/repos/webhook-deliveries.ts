@@ -8,6 +8,7 @@ import type {
   WebhookDeliveryStatus,
 } from '../../../store/webhook-deliveries.js';
 import type { Db } from '../database.js';
+import { olderThan } from './keyset.js';
 
 const VIEW_COLUMNS = [
   'id',
@@ -44,14 +45,7 @@ export class PgWebhookDeliveriesRepo implements WebhookDeliveriesRepo {
     if (filters.batchId) query = query.where('batch_id', '=', filters.batchId);
     if (filters.callId) query = query.where('call_id', '=', filters.callId);
     if (filters.status) query = query.where('status', '=', filters.status);
-    if (before) {
-      query = query.where((eb) =>
-        eb.or([
-          eb('created_at', '<', before.created_at),
-          eb.and([eb('created_at', '=', before.created_at), eb('id', '<', before.id)]),
-        ]),
-      );
-    }
+    if (before) query = query.where(olderThan(before));
     return query.execute();
   }
 
