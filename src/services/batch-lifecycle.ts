@@ -13,7 +13,6 @@ import type { CallEndedEvent } from '../ports.js';
 import type { ContactMove } from '../store/batch-contacts.js';
 import type { CountedBatch } from '../store/batches.js';
 import type { Repos } from '../store/index.js';
-import type { CompletedBatch, WebhookBatch } from './batch-webhooks.js';
 import type { DomainEventBus, TransactionBus } from './events.js';
 
 /*
@@ -45,6 +44,24 @@ interface Transitioned<
   /** The status the batch is in now. */
   to: BatchStatus;
   now: Date;
+}
+
+/** The columns of a batch its webhooks are built from (what a transition carries). */
+export interface WebhookBatch {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  webhooks: Record<string, string> | null;
+}
+
+/** A batch that completed, with the counters its `batch.completed` webhook reports. */
+export interface CompletedBatch extends WebhookBatch {
+  total: number;
+  processed: number;
+  succeeded: number;
+  failed: number;
+  created_at: Date;
+  started_at: Date | null;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { type BatchStatus, batchRatios } from '../domain/batch.js';
 import type { BatchCancelledPayload, BatchCompletedPayload, BatchStatusPayload } from '../domain/webhooks.js';
 import type { Repos } from '../store/index.js';
-import type { BatchTransition } from './batch-lifecycle.js';
+import type { BatchTransition, CompletedBatch, WebhookBatch } from './batch-lifecycle.js';
 import { queueWebhook } from './webhooks.js';
 
 /**
@@ -42,14 +42,6 @@ export async function queueBatchWebhook(transition: BatchTransition): Promise<vo
       throw new Error(`no webhook rule for ${JSON.stringify(unknown)}`);
     }
   }
-}
-
-/** The columns of a batch its webhooks are built from. */
-export interface WebhookBatch {
-  id: string;
-  user_id: string;
-  agent_id: string;
-  webhooks: Record<string, string> | null;
 }
 
 function statusPayload(
@@ -119,14 +111,6 @@ async function queueCompletedWebhook(repos: Repos, batch: CompletedBatch, now: D
 }
 
 /** The columns batch.completed reports. */
-export interface CompletedBatch extends WebhookBatch {
-  total: number;
-  processed: number;
-  succeeded: number;
-  failed: number;
-  created_at: Date;
-  started_at: Date | null;
-}
 
 function completedPayload(batch: CompletedBatch, now: Date): BatchCompletedPayload {
   return {

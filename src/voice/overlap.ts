@@ -6,7 +6,6 @@
  */
 import type { Logger } from 'pino';
 import { isBackchannel } from '../domain/dialogue.js';
-import type { HeardTurn } from './listening.js';
 
 /** The quick transcription that confirms a barge-in gets this long; none in time is no barge-in yet. */
 const BARGE_IN_STT_MS = 2000;
@@ -61,6 +60,16 @@ interface Overlap {
   confirmed: boolean;
   checking: boolean;
   timer: NodeJS.Timeout | null;
+}
+
+/** The far end's speech as the detector ended it (a `HeardTurn` of Listening). */
+export interface EndedSpeech {
+  /** Its words; rejects when speech-to-text fails. */
+  words: Promise<string>;
+  /** Wall-clock ms the last speech frame arrived. */
+  speechEndedAt: number;
+  /** How long the transcription took, once `words` settled with them. */
+  sttMs: number | null;
 }
 
 export class Overlaps {
@@ -121,7 +130,7 @@ export class Overlaps {
    * The far end's turn ended. Returns whether it was speech over the agent that did not interrupt
    * it (a backchannel among such is no turn).
    */
-  speechEnded(turn: HeardTurn): boolean {
+  speechEnded(turn: EndedSpeech): boolean {
     const overlap = this.overlap;
     this.overlap = null;
     if (overlap) {
