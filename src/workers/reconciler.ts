@@ -121,21 +121,18 @@ export class Reconciler {
       !(await this.deps.dials.adopt(call.id, record.owner))
     )
       return false;
-    if (record?.owner === HAND_OFF_OWNER)
+    if (record?.owner === HAND_OFF_OWNER) {
+      // The API process that handed it off announced it a moment ago.
       this.deps.logger.debug({ callId: call.id }, 'a call an API process handed off is dialed here');
-    else this.deps.logger.warn({ callId: call.id }, 'a call that never went out is dialed now');
-    await this.live.putLive({
-      callId: call.id,
-      userId: call.user_id,
-      status: 'ONGOING',
-      startTime: call.created_at.toISOString(),
-      phoneNumber: call.phone_number,
-      contactId: call.contact_id,
-      batchId: null,
-      error: null,
-      duration: null,
-      recordingUrl: null,
-    });
+    } else {
+      this.deps.logger.warn({ callId: call.id }, 'a call that never went out is dialed now');
+      await this.live.putNewSingleCall(
+        call.id,
+        call.user_id,
+        { id: call.contact_id, phone_number: call.phone_number },
+        call.created_at,
+      );
+    }
     try {
       await this.deps.provider.dial(request);
     } catch (error) {
