@@ -17,9 +17,16 @@ const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core'), 
  * A screenshot of the page, and axe-core run on it: no violation of any rule axe runs by default
  * (WCAG 2 A/AA and best practices: contrast, labels, empty table headers, ...). No CSS or text
  * breaks a word in the middle either (overflow-wrap: anywhere, word-break: break-all).
+ * `fullPage: false` takes the screenshot of the viewport only, for a page as long as the API
+ * reference, whose whole picture costs seconds on a busy machine; axe and the checks still read all of it.
  */
-export async function checkPage(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${STORE}-${name}.png`), fullPage: true });
+export async function checkPage(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<void> {
+  const fullPage = options.fullPage ?? true;
+  await page.screenshot({ path: path.join(ARTIFACTS, `${STORE}-${name}.png`), fullPage });
   await page.evaluate(AXE);
   // Strings run in the page (this file is compiled without the DOM's types).
   const violations = await page.evaluate(`axe.run().then((result) =>

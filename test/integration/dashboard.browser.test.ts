@@ -40,7 +40,7 @@ describe(`dashboard in a browser (${STORE})`, () => {
   /** The campaign's status badge once it reads `status` (the page updates it by itself). */
   const statusShown = (status: string) =>
     page.locator('[data-field="status"]', { hasText: new RegExp(`^${status}$`) });
-  const shot = (name: string) => checkPage(page, name);
+  const shot = (name: string, options?: { fullPage?: boolean }) => checkPage(page, name, options);
   const api = (account: Account, url: string, body?: unknown) =>
     fetch(`${base}${url}`, {
       method: body === undefined ? 'GET' : 'POST',
@@ -272,7 +272,7 @@ describe(`dashboard in a browser (${STORE})`, () => {
     await page.goto(`${base}/docs`);
     expect(await page.textContent('h1')).toContain('outdial');
     expect(await page.$$('section.op')).not.toHaveLength(0);
-    await shot('docs');
+    await shot('docs', { fullPage: false });
   });
 
   it('lists single calls, each leading to its call page and back', async () => {
