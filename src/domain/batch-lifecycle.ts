@@ -23,11 +23,11 @@ export type BatchEvent =
   | { type: 'fail' };
 export type BatchEventType = BatchEvent['type'];
 /**
- * The batch events the lifecycle announces on its buses (services/events.ts). The claim is not
- * one: it runs in every dispatcher pass, its set-based update does not say whether it moved the
- * batch, and nothing reacts to it.
+ * The batch events the lifecycle announces on its buses (services/events.ts): every one. The
+ * claim is announced only when it moved the batch (its first claim, to processing), not at each
+ * dispatcher pass.
  */
-export type AnnouncedBatchEvent = Exclude<BatchEventType, 'claim'>;
+export type AnnouncedBatchEvent = BatchEventType;
 
 /** Statuses in which a batch may still dial: the dispatcher serves these and only these. */
 export const ACTIVE_BATCH_STATUSES: readonly BatchStatus[] = ['scheduled', 'pending', 'processing'];

@@ -20,8 +20,8 @@ import type { DomainEventBus, TransactionBus } from './events.js';
  * caller's transaction (which holds the batch row's lock where the caller needs it), asks the
  * domain lifecycle (src/domain/batch-lifecycle.ts) where an event leads, and guards its SQL with
  * the statuses the event may leave, so a concurrent change that committed first wins cleanly.
- * `BatchLifecycle` changes a batch's status and announces each change; the functions after it
- * move contacts (and the claim's batch to processing, which is not announced).
+ * `BatchLifecycle` changes a batch's status and announces each change (the claim's move to
+ * processing included); the functions after it move contacts.
  */
 
 /** The columns the lifecycle reads of a locked batch. */
@@ -70,7 +70,7 @@ export interface CompletedBatch extends WebhookBatch {
  * counters of a batch that completed.
  */
 export type BatchTransition =
-  | Transitioned<'ingested', { id: string; user_id: string }>
+  | Transitioned<'ingested' | 'claim', { id: string; user_id: string }>
   | Transitioned<'pause' | 'resume'>
   | (Transitioned<'cancel'> & { cancelledJobs: number })
   | (Transitioned<'fail'> & { failure: BatchFailure })
@@ -244,6 +244,29 @@ export class BatchLifecycle {
     return true;
   }
 
+  /**
+   * Claimed rows become dialing (one call each) and the batch processing, in two statements. The
+   * batch's move (its first claim, or the first after a resume from pending) is announced; a pass
+   * that finds it processing already announces nothing.
+   */
+  async claimContacts(
+    repos: Repos,
+    batch: { id: string; user_id: string },
+    claims: Array<{ seq: number; callId: string; leaseUntil: Date }>,
+    now: Date,
+  ): Promise<void> {
+    if (claims.length === 0) return;
+    await repos.batchContacts.claim(batch.id, claims, contactSources('claim'));
+    const to = batchTransition('pending', { type: 'claim' });
+    const moved = await repos.batches.markClaimed(
+      batch.id,
+      to,
+      batchSources('claim').filter((status) => status !== to),
+      now,
+    );
+    if (moved) await this.announce({ tx: repos, cause: 'claim', batch, to, now });
+  }
+
   /** The change's reactions in its transaction, then `batch.transitioned` once that commits. */
   private async announce(transition: BatchTransition): Promise<void> {
     await this.reactions.run('batch.transitioned', transition);
@@ -258,24 +281,6 @@ export class BatchLifecycle {
       }),
     );
   }
-}
-
-/** Claimed rows become dialing (one call each) and the batch processing, in two statements. */
-export async function claimContacts(
-  repos: Repos,
-  batchId: string,
-  claims: Array<{ seq: number; callId: string; leaseUntil: Date }>,
-  now: Date,
-): Promise<void> {
-  if (claims.length === 0) return;
-  await repos.batchContacts.claim(batchId, claims, contactSources('claim'));
-  const to = batchTransition('pending', { type: 'claim' });
-  await repos.batches.markClaimed(
-    batchId,
-    to,
-    batchSources('claim').filter((status) => status !== to),
-    now,
-  );
 }
 
 /**

@@ -14,6 +14,7 @@ export async function queueBatchWebhook(transition: BatchTransition): Promise<vo
   const { tx, now } = transition;
   switch (transition.cause) {
     case 'ingested':
+    case 'claim':
       return;
     case 'pause':
     case 'resume': {

@@ -39,8 +39,8 @@ export interface CallEvents {
 export interface BatchEvents {
   /**
    * A batch's status changed: `cause` is the lifecycle event (domain/batch-lifecycle.ts) and `to`
-   * where it led. Every change of `batches.status` but the dispatcher's claim (see
-   * `AnnouncedBatchEvent`).
+   * where it led. Every change of `batches.status`; the dispatcher's claim only when it moved the
+   * batch to processing (see `AnnouncedBatchEvent`).
    */
   'batch.transitioned': {
     batchId: string;

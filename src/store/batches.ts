@@ -167,7 +167,8 @@ export interface BatchesRepo {
     now: Date | null,
   ): Promise<void>;
   /** The batch becomes `to` (from one of `from`) and its start time is kept or set to `now`. */
-  markClaimed(batchId: string, to: BatchStatus, from: readonly BatchStatus[], now: Date): Promise<void>;
+  /** Whether the batch moved (it was in one of `from`). */
+  markClaimed(batchId: string, to: BatchStatus, from: readonly BatchStatus[], now: Date): Promise<boolean>;
   /** The batch's counters as finishIfDone reads them. */
   counted(batchId: string): Promise<CountedBatch | undefined>;
   /** Counts contacts that finished (`processed`, of which `succeeded`): the new counters. */

@@ -89,6 +89,32 @@ describe('batch transitions and their reactions', () => {
     expect(after).toEqual([]);
   });
 
+  it("announces the claim's move to processing once, with no webhook; a later claim announces nothing", async () => {
+    const batchId = await scheduledBatch();
+    const after: Array<{ batchId: string; status: string | undefined }> = [];
+    const { lifecycle } = wired(after);
+    const claim = (seq: number) =>
+      store.tx(async (repos) => {
+        await repos.batches.lockStatus(batchId);
+        await lifecycle.claimContacts(
+          repos,
+          { id: batchId, user_id: alice.userId },
+          [{ seq, callId: `call_claim_${batchId}_${seq}`, leaseUntil: new Date(Date.now() + 60_000) }],
+          new Date(),
+        );
+      });
+    const [first, second] = (await store.tx((repos) => repos.batchContacts.exportPage(batchId, -1, 10))).map(
+      (c) => c.seq,
+    );
+    await claim(first ?? -1);
+    expect(after).toEqual([{ batchId, status: 'processing' }]);
+    await claim(second ?? -1);
+    expect(after).toEqual([{ batchId, status: 'processing' }]);
+    const contacts = await store.tx((repos) => repos.batchContacts.exportPage(batchId, -1, 10));
+    expect(contacts.map((c) => c.state)).toEqual(['dialing', 'dialing']);
+    expect(await deliveries(batchId)).toEqual([]);
+  });
+
   it('a cancel through the API queues batch.cancelled once, in its transaction', async () => {
     const batchId = await scheduledBatch();
     const res = await t.request({

@@ -5,7 +5,7 @@ import { failedDialEnd } from '../../domain/call.js';
 import { nextCallableAt, windowFromRow } from '../../domain/calling-window.js';
 import { newId } from '../../domain/ids.js';
 import type { Admission, DialRequest, Pace, RateLimiter } from '../../ports.js';
-import { type BatchLifecycle, claimContacts, deferContacts } from '../../services/batch-lifecycle.js';
+import { type BatchLifecycle, deferContacts } from '../../services/batch-lifecycle.js';
 import type { BatchService } from '../../services/batches.js';
 import { callLoad } from '../../services/call-load.js';
 import { agentForDial } from '../../services/calls/intake.js';
@@ -20,7 +20,7 @@ export interface DispatcherOptions {
   deps: Deps;
   lifecycle: CallLifecycle;
   /** The batch's status changes (a batch whose contacts are all suppressed completes). */
-  batchLifecycle: Pick<BatchLifecycle, 'suppressContacts'>;
+  batchLifecycle: Pick<BatchLifecycle, 'suppressContacts' | 'claimContacts'>;
   live: LiveView;
   batches: BatchService;
   limiter: RateLimiter;
@@ -304,9 +304,9 @@ export class Dispatcher {
         return attempt === undefined ? [] : [{ ...p, attempt }];
       });
       const wait = planned.filter((p) => !placed.has(p.callId));
-      await claimContacts(
+      await this.options.batchLifecycle.claimContacts(
         repos,
-        batch.id,
+        { id: batch.id, user_id: batch.user_id },
         go.map((p) => ({
           seq: p.row.seq,
           callId: p.callId,

@@ -250,13 +250,14 @@ export class PgBatchesRepo implements BatchesRepo {
     to: BatchStatus,
     from: readonly BatchStatus[],
     now: Date,
-  ): Promise<void> {
-    await this.db
+  ): Promise<boolean> {
+    const result = await this.db
       .updateTable('batches')
       .set({ status: to, started_at: sql`coalesce(started_at, ${now})`, updated_at: now })
       .where('id', '=', batchId)
       .where('status', 'in', from)
-      .execute();
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   counted(batchId: string): Promise<CountedBatch | undefined> {
