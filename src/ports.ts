@@ -1,5 +1,6 @@
 import type { EndedReason, ToolCallRecord, TurnMetrics } from './domain/agent-call.js';
 import type { CallStatus, FinalCallStatus, TranscriptEntry } from './domain/call.js';
+import type { FailureSource } from './domain/failure.js';
 import type { LiveCallEvent, LiveCommand, LiveReply, LiveRequestResult } from './domain/live-call.js';
 
 /** The live view of one call: what `GET /api/v1/status/call` answers (the spec's Live call status). */
@@ -99,8 +100,13 @@ export interface CallEndedEvent {
   transcription: TranscriptEntry[];
   /** The SIP status code of the carrier's final answer, for calls placed through a SIP trunk. */
   sipCode?: number | null;
-  /** Why an answered call ended; null when nobody answered. */
+  /**
+   * Why the call ended: always for an answered call; for one nobody answered, only a failure of
+   * ours (`trunk-unreachable`, `trunk-rejected`); otherwise null.
+   */
   endedReason?: EndedReason | null;
+  /** Whose failure it was, when the transport knows it better than the end reason says (domain/failure.ts). */
+  failureSource?: FailureSource | null;
   /** Per agent turn latencies (AI calls). */
   turns?: TurnMetrics[];
   /** Tools the model called, in order. */

@@ -5,9 +5,13 @@
  */
 import { Ajv } from 'ajv';
 import { UNKNOWN_CONTACT_NAME } from './contacts.js';
+import type { FailureSource } from './failure.js';
 import { normalizeE164 } from './phone.js';
 
-/** Why an answered call ended (the persistent view's `endedReason`). */
+/**
+ * Why a call ended (the persistent view's `endedReason`): an answered call always has one; a call
+ * nobody answered has one only when it failed on our side (a trunk down or refusing).
+ */
 export const ENDED_REASONS = [
   'agent-ended',
   'callee-hung-up',
@@ -18,6 +22,19 @@ export const ENDED_REASONS = [
   'error',
   /** An operator hung up through POST /api/v1/call/hangup or the dashboard. */
   'operator-ended',
+  // Service failures (issue 24, domain/failure.ts): the call failed on our side, not the callee's.
+  /** The chat model (or the realtime model) could not be reached, erred or was too slow. */
+  'model-unavailable',
+  /** Speech-to-text could not be reached, erred or was too slow. */
+  'stt-unavailable',
+  /** Text-to-speech could not be reached, erred or was too slow. */
+  'tts-unavailable',
+  /** The SIP trunk answered none of the INVITE's sends (docs/decisions.md: the bound). */
+  'trunk-unreachable',
+  /** The SIP trunk refused the call itself: 403, 404, a 5xx, or our credentials. */
+  'trunk-rejected',
+  /** The worker holding the call was past its load bound. */
+  'overloaded',
 ] as const;
 export type EndedReason = (typeof ENDED_REASONS)[number];
 
@@ -227,6 +244,8 @@ export interface LatencySummary {
 /** What every view of a stored call shows of its agent side (persistent view, get-metric, webhook). */
 export interface AgentCallFields {
   endedReason: EndedReason | null;
+  /** Whose failure the call was (domain/failure.ts); null while it is up and when it did not fail. */
+  failureSource: FailureSource | null;
   turns: TurnMetrics[];
   toolCalls: ToolCallRecord[];
   latency: LatencySummary | null;
@@ -255,12 +274,14 @@ export function latencySummary(turns: TurnMetrics[]): LatencySummary | null {
 /** The agent side of a stored call from its columns (null columns: a call without an AI agent). */
 export function agentCallFields(row: {
   ended_reason: EndedReason | null;
+  failure_source: FailureSource | null;
   turns: TurnMetrics[] | null;
   tool_calls: ToolCallRecord[] | null;
 }): AgentCallFields {
   const turns = row.turns ?? [];
   return {
     endedReason: row.ended_reason,
+    failureSource: row.failure_source,
     turns,
     toolCalls: row.tool_calls ?? [],
     latency: latencySummary(turns),

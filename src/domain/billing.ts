@@ -7,6 +7,7 @@
  */
 
 import { assertNever, type FinalCallStatus } from './call.js';
+import type { FailureSource } from './failure.js';
 
 /**
  * Seconds billed for a span of connected time given in seconds: each started second, and at least
@@ -30,10 +31,17 @@ export function minutesCharged(seconds: number | null): number {
 /**
  * Minutes taken from the balance for a finished call: each started minute of connected time, as a
  * carrier bills it. The far end answered on COMPLETED and on VOICEMAIL (a machine picked up), and
- * on a FAILED call with a duration (it failed or was cut off after the answer); a FAILED call
- * nobody answered has duration 0 and costs nothing.
+ * on a FAILED call with a duration (it failed after the answer); a FAILED call nobody answered
+ * has duration 0 and costs nothing. A call that failed on our side (`failureSource` service: a
+ * model or trunk down, a process cut off) costs the user nothing, whatever its connected time: its
+ * seconds are still recorded as `duration` (issue 24).
  */
-export function minutesToCharge(status: FinalCallStatus, durationSeconds: number | null): number {
+export function minutesToCharge(
+  status: FinalCallStatus,
+  durationSeconds: number | null,
+  failureSource: FailureSource | null,
+): number {
+  if (failureSource === 'service') return 0;
   switch (status) {
     case 'COMPLETED':
     case 'VOICEMAIL':

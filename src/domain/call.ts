@@ -37,11 +37,13 @@ export interface FailedDialEnd {
   endedAt: Date;
   error: string;
   transcription: TranscriptEntry[];
+  /** Ours: the provider could not place the call (domain/failure.ts). */
+  failureSource: 'service';
 }
 
 /**
  * The end recorded when the provider refuses a dial: FAILED at once, never answered, nothing
- * charged. The one builder of this event (issue 23): a single dial (CallIntake.dial) and a batch
+ * charged, a service failure. The one builder of this event (issue 23): a single dial (CallIntake.dial) and a batch
  * dial (the dispatcher) record it alike, and nothing else writes it out.
  */
 export function failedDialEnd(callId: string, endedAt: Date): FailedDialEnd {
@@ -53,6 +55,7 @@ export function failedDialEnd(callId: string, endedAt: Date): FailedDialEnd {
     endedAt,
     error: DIAL_REFUSED_MESSAGE,
     transcription: [],
+    failureSource: 'service',
   };
 }
 

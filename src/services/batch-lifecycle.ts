@@ -9,6 +9,7 @@ import {
   LIVE_BATCH_STATUSES,
 } from '../domain/batch-lifecycle.js';
 import { isSuccess } from '../domain/call.js';
+import { failureSourceOf, serviceRetryDelayMs } from '../domain/failure.js';
 import type { CallEndedEvent } from '../ports.js';
 import type { ContactMove } from '../store/batch-contacts.js';
 import type { CountedBatch } from '../store/batches.js';
@@ -347,17 +348,33 @@ export async function advanceBatchContacts(
 ): Promise<CountedBatch[]> {
   const byId = new Map(batches.map((batch) => [batch.id, batch]));
   const moves: ContactMove[] = [];
+  // A call that failed on our side gives its contact the attempt back, tried again after a backoff
+  // that grows with the contact's failures of ours in a row (domain/failure.ts).
+  const ours = rows.filter((row) => {
+    const event = events.get(row.id);
+    return row.batch_id !== null && row.batch_seq !== null && event && failureSourceOf(event) === 'service';
+  });
+  const earlierFailures = await repos.batchContacts.serviceFailuresOf(
+    ours.map((row) => ({ batchId: row.batch_id as string, seq: row.batch_seq as number })),
+  );
   for (const row of rows) {
     const batch = row.batch_id ? byId.get(row.batch_id) : undefined;
     const event = events.get(row.id);
     if (!batch || row.batch_seq === null || !event) continue;
-    const step = LIVE_BATCH_STATUSES.includes(batch.status)
-      ? nextStep(event.status, row.attempt, {
-          maxAttempts: batch.max_attempts,
-          noAnswerDelayMs: batch.no_answer_delay_ms,
-          busyDelayMs: batch.busy_delay_ms,
-        })
-      : ({ retry: false } as const);
+    const live = LIVE_BATCH_STATUSES.includes(batch.status);
+    const serviceFailure = failureSourceOf(event) === 'service';
+    const step = !live
+      ? ({ retry: false } as const)
+      : serviceFailure
+        ? {
+            retry: true as const,
+            delayMs: serviceRetryDelayMs((earlierFailures.get(`${batch.id}/${row.batch_seq}`) ?? 0) + 1),
+          }
+        : nextStep(event.status, row.attempt, {
+            maxAttempts: batch.max_attempts,
+            noAnswerDelayMs: batch.no_answer_delay_ms,
+            busyDelayMs: batch.busy_delay_ms,
+          });
     moves.push({
       batchId: batch.id,
       seq: row.batch_seq,
@@ -365,6 +382,8 @@ export async function advanceBatchContacts(
       retry: step.retry,
       nextAt: step.retry ? new Date(Math.max(event.endedAt.getTime(), now.getTime()) + step.delayMs) : null,
       outcome: event.status,
+      // Only a retry gives the attempt back: a batch that stopped ends the contact as it is.
+      serviceFailure: serviceFailure && step.retry,
     });
   }
   if (moves.length === 0) return [];

@@ -27,6 +27,7 @@ export const EXPORT_COLUMNS = [
   'customerSatisfaction',
   'metricJson',
   'endedReason',
+  'failureSource',
   'voiceToVoiceP50Ms',
   'voiceToVoiceP95Ms',
   'timezone',
@@ -121,6 +122,7 @@ export class BatchExport {
           metrics.customerSatisfaction,
           row.metric_json,
           row.ended_reason,
+          row.failure_source,
           latency?.voiceToVoiceP50Ms,
           latency?.voiceToVoiceP95Ms,
           // The zone the window is read in; empty for a batch without a window.

@@ -20,6 +20,7 @@ export interface ExportRow {
   summary: string | null;
   metric_json: Record<string, unknown> | null;
   ended_reason: string | null;
+  failure_source: string | null;
   turns: TurnMetrics[] | null;
   timezone: string | null;
   window_wait: boolean;
@@ -49,6 +50,11 @@ export interface ContactMove {
   retry: boolean;
   nextAt: Date | null;
   outcome: string;
+  /**
+   * The call failed on our side (domain/failure.ts): the contact gets its attempt back and its
+   * run of service failures grows by one; any other end resets that run.
+   */
+  serviceFailure: boolean;
 }
 
 /** The batches' contact queue, as far as the code converted so far reads it (issue 23 moves the rest). */
@@ -57,6 +63,8 @@ export interface BatchContactsRepo {
   dueCount(batchStatuses: readonly string[]): Promise<number>;
   /** A batch's queued contacts waiting for their calling window. */
   waitingForWindow(batchId: string): Promise<number>;
+  /** How many service failures in a row each of these contacts has had (issue 24's backoff). */
+  serviceFailuresOf(contacts: Array<{ batchId: string; seq: number }>): Promise<Map<string, number>>;
   /** Up to `limit` of a batch's contacts after `afterSeq`, in batch order. */
   exportPage(batchId: string, afterSeq: number, limit: number): Promise<ExportRow[]>;
   /** The batch's contacts in one of `from` become cancelled: how many. */

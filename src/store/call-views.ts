@@ -1,5 +1,6 @@
 import type { EndedReason, ToolCallRecord, TurnMetrics } from '../domain/agent-call.js';
 import type { CallChannel, CallStatus, TranscriptEntry } from '../domain/call.js';
+import type { FailureSource } from '../domain/failure.js';
 import type { EndedCall } from './calls.js';
 
 /** One call of a user's calls list. */
@@ -12,6 +13,8 @@ export interface ListedCallRow {
   contact_name: string;
   agent_id: string;
   batch_id: string | null;
+  ended_reason: EndedReason | null;
+  failure_source: FailureSource | null;
   duration: number | null;
   created_at: Date;
   ended_at: Date | null;
@@ -34,6 +37,7 @@ export interface CallListQuery {
 /** The agent's side of a call, as its views show it. */
 interface AgentSideColumns {
   ended_reason: EndedReason | null;
+  failure_source: FailureSource | null;
   turns: TurnMetrics[] | null;
   tool_calls: ToolCallRecord[] | null;
 }

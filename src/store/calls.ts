@@ -1,6 +1,7 @@
 import type { EndedReason, ToolCallRecord, TurnMetrics } from '../domain/agent-call.js';
 import type { ConsentRecord } from '../domain/batch.js';
 import type { CallChannel, CallStatus, TranscriptEntry } from '../domain/call.js';
+import type { FailureSource } from '../domain/failure.js';
 
 /** A call as its recording is played back: the provider that held it makes the audio. */
 export interface RecordedCallRow {
@@ -48,6 +49,7 @@ export interface CallDetailRow {
   analysis_status: 'pending' | 'done' | 'failed' | null;
   sip_code: number | null;
   ended_reason: EndedReason | null;
+  failure_source: FailureSource | null;
   turns: TurnMetrics[] | null;
   tool_calls: ToolCallRecord[] | null;
   contact_name: string;
@@ -97,6 +99,7 @@ export interface CallEndWrite {
   charge: number;
   sipCode: number | null;
   endedReason: string | null;
+  failureSource: string | null;
   turns: string | null;
   toolCalls: string | null;
 }

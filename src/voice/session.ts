@@ -7,6 +7,7 @@ import {
   type TurnMetrics,
 } from '../domain/agent-call.js';
 import type { FinalCallStatus, TranscriptEntry } from '../domain/call.js';
+import { isServiceReason } from '../domain/failure.js';
 import type { LiveReply } from '../domain/live-call.js';
 import type { DialAgent, LiveCallChannel, RecordingStore } from '../ports.js';
 import { BEEP_REASON, listenForVerdict, waitForGreetingEnd } from './amd.js';
@@ -161,7 +162,7 @@ export async function runAnsweredCall(options: AnsweredCallOptions): Promise<Ans
           turns.push(turn);
         },
         hangup: (why, failure) => {
-          if (why === 'error' && failure && reason === null) failed = failure;
+          if (isServiceReason(why) && failure && reason === null) failed = failure;
           end(why);
         },
         onOperatorSay: (listener) => {
@@ -209,9 +210,10 @@ export async function runAnsweredCall(options: AnsweredCallOptions): Promise<Ans
     error = `The call failed after it was answered: ${(failure as Error).message}`;
     end('error');
   }
-  // An engine that handled its own failure (an apology, then hangup('error')) ends FAILED too,
-  // with what it said failed.
-  if (reason === 'error' && status === 'COMPLETED') {
+  // An engine that handled its own failure (an apology, then a hangup naming what failed:
+  // model-unavailable, stt-unavailable, tts-unavailable, error) ends FAILED too, with what it said
+  // failed: a service failure (domain/failure.ts).
+  if (isServiceReason(reason) && status === 'COMPLETED') {
     status = 'FAILED';
     error ??= failed
       ? `The conversation failed: ${failed}`

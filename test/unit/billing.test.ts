@@ -45,15 +45,21 @@ describe('billing', () => {
   });
 
   it('charges connected time by started minute and nothing else', () => {
-    expect(minutesToCharge('COMPLETED', 1)).toBe(1);
-    expect(minutesToCharge('COMPLETED', 60)).toBe(1);
-    expect(minutesToCharge('COMPLETED', 61)).toBe(2);
-    expect(minutesToCharge('VOICEMAIL', 8)).toBe(1);
-    expect(minutesToCharge('COMPLETED', 0)).toBe(0);
-    expect(minutesToCharge('COMPLETED', null)).toBe(0);
-    for (const status of ['BUSY', 'NO_ANSWER'] as const) expect(minutesToCharge(status, 30)).toBe(0);
-    // A call that failed or was cut off after the answer is billed by the carrier, and so here.
-    expect(minutesToCharge('FAILED', 61)).toBe(2);
-    expect(minutesToCharge('FAILED', 0)).toBe(0);
+    expect(minutesToCharge('COMPLETED', 1, null)).toBe(1);
+    expect(minutesToCharge('COMPLETED', 60, null)).toBe(1);
+    expect(minutesToCharge('COMPLETED', 61, null)).toBe(2);
+    expect(minutesToCharge('VOICEMAIL', 8, null)).toBe(1);
+    expect(minutesToCharge('COMPLETED', 0, null)).toBe(0);
+    expect(minutesToCharge('COMPLETED', null, null)).toBe(0);
+    for (const status of ['BUSY', 'NO_ANSWER'] as const) expect(minutesToCharge(status, 30, null)).toBe(0);
+    // A call that failed after the answer on the callee's side is billed by the carrier, and so here.
+    expect(minutesToCharge('FAILED', 61, 'contact')).toBe(2);
+    expect(minutesToCharge('FAILED', 0, 'contact')).toBe(0);
+  });
+
+  it('charges nothing for a call that failed on our side, whatever its connected time', () => {
+    expect(minutesToCharge('FAILED', 61, 'service')).toBe(0);
+    expect(minutesToCharge('FAILED', 1, 'service')).toBe(0);
+    expect(minutesToCharge('COMPLETED', 30, 'service')).toBe(0);
   });
 });

@@ -8,7 +8,7 @@ describe('call rules', () => {
     expect(CALL_STATUSES.filter(isSuccess)).toEqual(['COMPLETED']);
   });
 
-  it('records a refused dial as FAILED at once, never answered and free', () => {
+  it('records a refused dial as FAILED at once, never answered, free and ours', () => {
     const endedAt = new Date('2025-03-01T10:00:00.000Z');
     const end = failedDialEnd('call_1', endedAt);
     expect(end).toEqual({
@@ -19,8 +19,9 @@ describe('call rules', () => {
       endedAt,
       error: 'The voice provider could not place the call',
       transcription: [],
+      failureSource: 'service',
     });
-    expect(minutesToCharge(end.status, end.duration)).toBe(0);
+    expect(minutesToCharge(end.status, end.duration, end.failureSource)).toBe(0);
     // Each end is its own: a transcript added to one never shows on another.
     expect(failedDialEnd('call_2', endedAt).transcription).not.toBe(end.transcription);
   });

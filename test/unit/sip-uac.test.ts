@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outcomeOf, SipUserAgent } from '../../src/adapters/voice/sip/uac.js';
+import { outcomeOf, SipUserAgent, TRUNK_SILENCE_MS } from '../../src/adapters/voice/sip/uac.js';
 import { startSipp } from '../helpers/sipp.js';
 
 /** The SIP user agent against a real SIP peer: sipp (Debian's sip-tester) on loopback, one scenario per case. */
@@ -88,9 +88,9 @@ describe('SIP user agent against sipp', () => {
     expect(await far.done).toBe(0);
   });
 
-  it('reads 404 as failed and 503 as carrier capacity', async () => {
+  it('reads 404 as the trunk refusing the call (ours) and 503 as carrier capacity', async () => {
     const missing = await farEnd('not-found');
-    expect(await call(missing.port).outcome).toEqual({ kind: 'failed', code: 404, reason: 'Not Found' });
+    expect(await call(missing.port).outcome).toEqual({ kind: 'rejected', code: 404, reason: 'Not Found' });
     expect(await missing.done).toBe(0);
     const full = await farEnd('capacity');
     expect(await call(full.port).outcome).toEqual({ kind: 'capacity', code: 503 });
@@ -112,10 +112,10 @@ describe('SIP user agent against sipp', () => {
     expect(await far.done).toBe(0);
   });
 
-  it("fails with the far end's refusal when the credentials are wrong", async () => {
+  it('is rejected by the trunk, a failure of ours, when the credentials are wrong', async () => {
     const far = await farEnd('auth');
     const sip = call(far.port, 5000, { username: 'trunkuser', password: 'wrong' });
-    expect(await sip.outcome).toEqual({ kind: 'failed', code: 403, reason: 'Forbidden' });
+    expect(await sip.outcome).toEqual({ kind: 'rejected', code: 403, reason: 'Forbidden' });
     expect(await far.done).toBe(0);
   });
 
@@ -167,6 +167,36 @@ describe('SIP user agent against sipp', () => {
     expect(outcomeOf(480)).toMatchObject({ kind: 'no_answer', code: 480 });
     expect(outcomeOf(480, 'Temporarily Unavailable - capacity')).toEqual({ kind: 'capacity', code: 480 });
     expect(outcomeOf(503)).toEqual({ kind: 'capacity', code: 503 });
-    expect(outcomeOf(404, 'Not Found')).toEqual({ kind: 'failed', code: 404, reason: 'Not Found' });
+    expect(outcomeOf(404, 'Not Found')).toEqual({ kind: 'rejected', code: 404, reason: 'Not Found' });
+    for (const code of [401, 403, 407, 500, 502, 504]) expect(outcomeOf(code).kind).toBe('rejected');
+    // A number the network refuses is the callee's side.
+    expect(outcomeOf(484, 'Address Incomplete')).toEqual({
+      kind: 'failed',
+      code: 484,
+      reason: 'Address Incomplete',
+    });
+    expect(outcomeOf(604)).toMatchObject({ kind: 'failed', code: 604 });
+  });
+
+  it('reads an INVITE nothing answers, not even 100 Trying, as the trunk unreachable within TRUNK_SILENCE_MS', async () => {
+    // A bound UDP socket that never answers: the trunk host is up, its SIP server is not.
+    const socket = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    let invites = 0;
+    socket.on('message', (data) => {
+      if (data.toString('utf8').startsWith('INVITE ')) invites++;
+    });
+    try {
+      const started = Date.now();
+      const sip = call(socket.address().port, 60_000);
+      const outcome = await sip.outcome;
+      expect(outcome).toMatchObject({ kind: 'unreachable' });
+      expect((outcome as { reason: string }).reason).toMatch(/answered none of the INVITE's sends/);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(TRUNK_SILENCE_MS - 50);
+      // The first send and its retransmissions under timer A.
+      expect(invites).toBeGreaterThanOrEqual(4);
+    } finally {
+      socket.close();
+    }
   });
 });

@@ -7,6 +7,7 @@ import type { CustomTypesConfig } from 'pg';
 import type { EndedReason, ToolCallRecord, TurnMetrics } from '../../domain/agent-call.js';
 import type { BatchContactState, CallingWindow, ConsentRecord } from '../../domain/batch.js';
 import type { CallChannel, CallStatus, TranscriptEntry } from '../../domain/call.js';
+import type { FailureSource } from '../../domain/failure.js';
 import type { WebhookDeliveryStatus } from '../../domain/webhooks.js';
 import type { DialState } from '../../ports.js';
 import { DataDirLockedError } from '../../start-errors.js';
@@ -113,6 +114,8 @@ export interface CallsTable {
   sip_code: ColumnType<number | null, number | null | undefined, number | null>;
   variables: Json<Record<string, string> | null>;
   ended_reason: ColumnType<EndedReason | null, EndedReason | null | undefined, EndedReason | null>;
+  /** Whose failure the call was (migration 016, domain/failure.ts); null when it did not fail. */
+  failure_source: ColumnType<FailureSource | null, FailureSource | null | undefined, FailureSource | null>;
   turns: Json<TurnMetrics[] | null>;
   tool_calls: Json<ToolCallRecord[] | null>;
   /** 'web': a browser's call from the dashboard (migration 015); 'phone': every other. */
@@ -190,6 +193,8 @@ export interface BatchContactsTable {
   timezone: ColumnType<string | null, string | null | undefined, string | null>;
   /** A queued contact waiting for its calling window (next_attempt_at is the opening). */
   window_wait: Generated<boolean>;
+  /** Service failures of its calls in a row (migration 016): the backoff of its next try. */
+  service_failures: Generated<number>;
 }
 
 export interface SuppressionsTable {

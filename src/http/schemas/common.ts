@@ -7,6 +7,7 @@ import {
   type EndedReason,
 } from '../../domain/agent-call.js';
 import { CALL_CHANNELS, CALL_STATUSES, type CallChannel, type CallStatus } from '../../domain/call.js';
+import { FAILURE_SOURCES, type FailureSource } from '../../domain/failure.js';
 
 /** An id in a query string or path: bounded so that a megabyte of garbage never reaches SQL. */
 export const Id = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
@@ -317,7 +318,16 @@ export const AgentCallFieldsSchema = {
     Type.Unsafe<EndedReason>({
       type: 'string',
       enum: [...ENDED_REASONS],
-      description: 'Why an answered call ended (docs/agents.md); null when nobody answered or while ongoing',
+      description:
+        'Why the call ended (docs/agents.md): always for an answered call; for one nobody answered only a failure of ours (trunk-unreachable, trunk-rejected); null otherwise and while ongoing',
+    }),
+  ),
+  failureSource: Nullable(
+    Type.Unsafe<FailureSource>({
+      type: 'string',
+      enum: [...FAILURE_SOURCES],
+      description:
+        'Whose failure the call was: contact (busy, no answer, a number refused, voicemail, hung up) or service (a model, speech server or trunk down, a worker overloaded, a process cut off: not charged, and a batch contact keeps its attempt); null when it did not fail or while ongoing',
     }),
   ),
   turns: Type.Array(TurnMetricsSchema, { description: 'Per agent turn latencies, in order' }),

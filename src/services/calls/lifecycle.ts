@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { minutesToCharge } from '../../domain/billing.js';
 import { type CallChannel, nextAttempt } from '../../domain/call.js';
+import { failureSourceOf } from '../../domain/failure.js';
 import type { CallEvent } from '../../domain/webhooks.js';
 import type { CallEndedEvent, DialRecord, DialRecords } from '../../ports.js';
 import type { EndingBatchRow } from '../../store/batches.js';
@@ -214,20 +215,24 @@ export class CallLifecycle {
       await repos.users.lockOfCalls(ids);
       const now = clock.now();
       const rows = await repos.calls.end(
-        unique.map((e) => ({
-          id: e.callId,
-          status: e.status,
-          duration: e.duration,
-          answeredAt: e.answeredAt,
-          endedAt: e.endedAt,
-          error: e.error,
-          transcription: JSON.stringify(e.transcription),
-          charge: minutesToCharge(e.status, e.duration),
-          sipCode: e.sipCode ?? null,
-          endedReason: e.endedReason ?? null,
-          turns: e.turns ? JSON.stringify(e.turns) : null,
-          toolCalls: e.toolCalls ? JSON.stringify(e.toolCalls) : null,
-        })),
+        unique.map((e) => {
+          const source = failureSourceOf(e);
+          return {
+            id: e.callId,
+            status: e.status,
+            duration: e.duration,
+            answeredAt: e.answeredAt,
+            endedAt: e.endedAt,
+            error: e.error,
+            transcription: JSON.stringify(e.transcription),
+            charge: minutesToCharge(e.status, e.duration, source),
+            sipCode: e.sipCode ?? null,
+            endedReason: e.endedReason ?? null,
+            failureSource: source,
+            turns: e.turns ? JSON.stringify(e.turns) : null,
+            toolCalls: e.toolCalls ? JSON.stringify(e.toolCalls) : null,
+          };
+        }),
         now,
       );
       if (rows.length === 0) return rows;

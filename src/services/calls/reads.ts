@@ -1,7 +1,8 @@
-import { type AgentCallFields, agentCallFields } from '../../domain/agent-call.js';
+import { type AgentCallFields, agentCallFields, type EndedReason } from '../../domain/agent-call.js';
 import { metricSchemaFor, toMetricConfig } from '../../domain/analysis.js';
 import { type CallChannel, type CallStatus, isSuccess, type TranscriptEntry } from '../../domain/call.js';
 import { AppError } from '../../domain/errors.js';
+import type { FailureSource } from '../../domain/failure.js';
 import { E164_MESSAGE, normalizeE164 } from '../../domain/phone.js';
 import type { CallCompletedPayload } from '../../domain/webhooks.js';
 import type { LiveCallEntry, LiveCallStatus } from '../../ports.js';
@@ -22,6 +23,10 @@ export interface CallListItem {
   agentId: string;
   /** The campaign the call belongs to; null for a single call (`POST /api/v1/call/dial`). */
   batchId: string | null;
+  /** Why it ended (docs/agents.md); null while up, and for an unanswered call that failed nobody of ours. */
+  endedReason: EndedReason | null;
+  /** Whose failure it was (domain/failure.ts): contact or service; null when it did not fail or is up. */
+  failureSource: FailureSource | null;
   /** Seconds of connected time; null while the call is up or when it never connected. */
   duration: number | null;
   createdAt: string;
@@ -124,6 +129,8 @@ export class CallReads {
         contactName: row.contact_name,
         agentId: row.agent_id,
         batchId: row.batch_id,
+        endedReason: row.ended_reason,
+        failureSource: row.failure_source,
         duration: row.duration,
         createdAt: row.created_at.toISOString(),
         endedAt: row.ended_at ? row.ended_at.toISOString() : null,

@@ -8,7 +8,7 @@
  * and records each turn's latency. See docs/agents.md.
  */
 import type { Logger } from 'pino';
-import type { TurnMetrics } from '../../domain/agent-call.js';
+import type { EndedReason, TurnMetrics } from '../../domain/agent-call.js';
 import { saysGoodbye } from '../../domain/dialogue.js';
 import type {
   ChatMessage,
@@ -75,7 +75,13 @@ const DEFAULT_MODEL_TIMEOUT_MS = 10_000;
 /** Received audio kept for barge-in checks. */
 const KEPT_AUDIO_MS = 10_000;
 
-/** A stage that failed: the call gets the apology and ends with `error`. */
+/** A stage that failed: the call gets the apology and ends naming it (`STAGE_REASONS`). */
+const STAGE_REASONS = {
+  llm: 'model-unavailable',
+  stt: 'stt-unavailable',
+  tts: 'tts-unavailable',
+} as const satisfies Record<ModelStageError['stage'], EndedReason>;
+
 class ModelStageError extends Error {
   override name = 'ModelStageError';
   constructor(
@@ -563,7 +569,11 @@ class LlmConversation {
     this.session.hangup(reason, failure);
   }
 
-  /** A model failed: a short apology (the fallback voice if speech itself failed), then `error`. */
+  /**
+   * A model failed: a short apology (the fallback voice if speech itself failed), then the end
+   * reason of the stage that failed (model-, stt- or tts-unavailable); a failure of no stage is
+   * `error`. Each is a service failure: not charged, the contact keeps its attempt.
+   */
   private async fail(error: unknown): Promise<void> {
     if (this.failing) return;
     this.failing = true;
@@ -587,7 +597,10 @@ class LlmConversation {
         await speakApology(session, voices, this.modelTimeoutMs, this.log);
       }
     } finally {
-      this.end('error', error instanceof Error ? error.message : String(error));
+      this.end(
+        error instanceof ModelStageError ? STAGE_REASONS[error.stage] : 'error',
+        error instanceof Error ? error.message : String(error),
+      );
     }
   }
 }

@@ -664,7 +664,7 @@ class RealtimeConversation {
     this.session.hangup(reason);
   }
 
-  /** The model failed: the apology (the call's voice, then espeak-ng), then `error`. */
+  /** The model failed: the apology (the call's voice, then espeak-ng), then `model-unavailable`. */
   private async fail(error: unknown): Promise<void> {
     if (this.failing || this.session.signal.aborted) return;
     this.failing = true;
@@ -676,7 +676,7 @@ class RealtimeConversation {
       const voices = fallback ? [this.session.models.tts, fallback] : [this.session.models.tts];
       await speakApology(this.session, voices, this.modelTimeoutMs, this.log);
     } finally {
-      this.session.hangup('error', error instanceof Error ? error.message : String(error));
+      this.session.hangup('model-unavailable', error instanceof Error ? error.message : String(error));
     }
   }
 }

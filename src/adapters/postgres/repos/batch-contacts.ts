@@ -56,11 +56,21 @@ export class PgBatchContactsRepo implements BatchContactsRepo {
     return row.n;
   }
 
+  async serviceFailuresOf(contacts: Array<{ batchId: string; seq: number }>): Promise<Map<string, number>> {
+    if (contacts.length === 0) return new Map();
+    const { rows } = await sql<{ batch_id: string; seq: number; service_failures: number }>`
+          select bc.batch_id, bc.seq, bc.service_failures
+          from batch_contacts bc
+          join unnest(${contacts.map((c) => c.batchId)}::text[], ${contacts.map((c) => c.seq)}::int[]) as x(batch_id, seq)
+            on bc.batch_id = x.batch_id and bc.seq = x.seq`.execute(this.db);
+    return new Map(rows.map((row) => [`${row.batch_id}/${row.seq}`, row.service_failures]));
+  }
+
   async exportPage(batchId: string, afterSeq: number, limit: number): Promise<ExportRow[]> {
     const { rows } = await sql<ExportRow>`
           select bc.seq, bc.phone_number, bc.contact_id, ct.name, ct.email, ct.company, bc.state, bc.outcome,
                  bc.attempts, bc.call_id, c.status as call_status, c.duration, c.sip_code, c.ended_at, c.summary, c.metric_json,
-                 c.ended_reason, c.turns, bc.timezone, bc.window_wait, bc.next_attempt_at, ct.consent
+                 c.ended_reason, c.failure_source, c.turns, bc.timezone, bc.window_wait, bc.next_attempt_at, ct.consent
           from batch_contacts bc
           join contacts ct on ct.id = bc.contact_id
           left join calls c on c.id = bc.call_id
@@ -179,12 +189,14 @@ export class PgBatchContactsRepo implements BatchContactsRepo {
     update batch_contacts bc set
       state = case when x.retry then 'queued' else 'done' end,
       outcome = x.outcome, lease_until = null,
-      next_attempt_at = coalesce(x.next_at::timestamptz, bc.next_attempt_at)
+      next_attempt_at = coalesce(x.next_at::timestamptz, bc.next_attempt_at),
+      attempts = case when x.service then greatest(bc.attempts - 1, 0) else bc.attempts end,
+      service_failures = case when x.service then bc.service_failures + 1 else 0 end
     from unnest(
       ${moves.map((m) => m.batchId)}::text[], ${moves.map((m) => m.seq)}::int[], ${moves.map((m) => m.callId)}::text[],
       ${moves.map((m) => m.retry)}::boolean[], ${moves.map((m) => m.nextAt?.toISOString() ?? null)}::text[],
-      ${moves.map((m) => m.outcome)}::text[]
-    ) as x(batch_id, seq, call_id, retry, next_at, outcome)
+      ${moves.map((m) => m.outcome)}::text[], ${moves.map((m) => m.serviceFailure)}::boolean[]
+    ) as x(batch_id, seq, call_id, retry, next_at, outcome, service)
     where bc.batch_id = x.batch_id and bc.seq = x.seq and bc.state = any(${from}::text[])
       and bc.call_id = x.call_id
     returning bc.batch_id, bc.call_id`.execute(this.db);

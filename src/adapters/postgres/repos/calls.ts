@@ -142,6 +142,7 @@ export class PgCallsRepo implements CallsRepo {
         'calls.analysis_status',
         'calls.sip_code',
         'calls.ended_reason',
+        'calls.failure_source',
         'calls.turns',
         'calls.tool_calls',
         'contacts.name as contact_name',
@@ -246,8 +247,8 @@ export class PgCallsRepo implements CallsRepo {
             status = x.status, duration = x.duration::int, answered_at = x.answered_at::timestamptz,
             ended_at = x.ended_at::timestamptz, error = x.error, transcription = x.transcription::jsonb,
             minutes_charged = x.charge::int, updated_at = ${now},
-            sip_code = x.sip_code::int, ended_reason = x.ended_reason, turns = x.turns::jsonb,
-            tool_calls = x.tool_calls::jsonb
+            sip_code = x.sip_code::int, ended_reason = x.ended_reason, failure_source = x.failure_source,
+            turns = x.turns::jsonb, tool_calls = x.tool_calls::jsonb
           from unnest(
             ${ends.map((e) => e.id)}::text[], ${ends.map((e) => e.status)}::text[], ${ends.map((e) => String(e.duration))}::text[],
             ${ends.map((e) => e.answeredAt?.toISOString() ?? null)}::text[], ${ends.map((e) => e.endedAt.toISOString())}::text[],
@@ -255,10 +256,11 @@ export class PgCallsRepo implements CallsRepo {
             ${ends.map((e) => String(e.charge))}::text[],
             ${ends.map((e) => (e.sipCode == null ? null : String(e.sipCode)))}::text[],
             ${ends.map((e) => e.endedReason)}::text[],
+            ${ends.map((e) => e.failureSource)}::text[],
             ${ends.map((e) => e.turns)}::text[],
             ${ends.map((e) => e.toolCalls)}::text[]
           ) as x(id, status, duration, answered_at, ended_at, error, transcription, charge, sip_code,
-                 ended_reason, turns, tool_calls)
+                 ended_reason, failure_source, turns, tool_calls)
           where c.id = x.id and c.status = 'ONGOING'
           returning c.id, c.user_id, c.agent_id, c.contact_id, c.batch_id, c.status, c.phone_number, c.error,
                     c.duration, c.created_at, c.status_callback_url, c.status_callback_events, c.batch_seq, c.attempt, c.minutes_charged`.execute(

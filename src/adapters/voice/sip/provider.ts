@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import type { Logger } from 'pino';
+import type { EndedReason } from '../../../domain/agent-call.js';
 import { billedSeconds } from '../../../domain/billing.js';
 import type { FinalCallStatus } from '../../../domain/call.js';
 import {
@@ -122,6 +123,14 @@ const OUTCOME_STATUS: Record<Exclude<SipOutcome['kind'], 'answered' | 'capacity'
   busy: 'BUSY',
   no_answer: 'NO_ANSWER',
   failed: 'FAILED',
+  rejected: 'FAILED',
+  unreachable: 'FAILED',
+};
+
+/** The end reasons of the INVITE outcomes that are the service's failures (domain/failure.ts). */
+const OURS: Partial<Record<SipOutcome['kind'], { endedReason: EndedReason }>> = {
+  rejected: { endedReason: 'trunk-rejected' },
+  unreachable: { endedReason: 'trunk-unreachable' },
 };
 
 /**
@@ -227,6 +236,7 @@ export class SipVoiceProvider implements VoiceProvider {
         `The call could not be placed: ${(error as Error).message}`,
         null,
         this.now(),
+        { endedReason: 'error' },
       );
     }
     await this.host.report(ended);
@@ -286,6 +296,7 @@ export class SipVoiceProvider implements VoiceProvider {
           `The carrier had no capacity (SIP ${result.code}) after ${tries} tries`,
           result.code,
           this.now(),
+          { endedReason: 'trunk-rejected' },
         );
       }
     }
@@ -405,10 +416,19 @@ export class SipVoiceProvider implements VoiceProvider {
       if (outcome.kind === 'capacity') return { kind: 'capacity', code: outcome.code };
       if (outcome.kind !== 'answered') {
         const error =
-          outcome.kind === 'busy' ? null : `${outcome.reason}${outcome.code ? ` (SIP ${outcome.code})` : ''}`;
+          outcome.kind === 'busy'
+            ? null
+            : `${outcome.reason}${'code' in outcome && outcome.code ? ` (SIP ${outcome.code})` : ''}`;
         return {
           kind: 'final',
-          event: unanswered(request.callId, OUTCOME_STATUS[outcome.kind], error, code, this.now()),
+          event: unanswered(
+            request.callId,
+            OUTCOME_STATUS[outcome.kind],
+            error,
+            code,
+            this.now(),
+            OURS[outcome.kind],
+          ),
         };
       }
 

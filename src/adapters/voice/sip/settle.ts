@@ -1,14 +1,20 @@
+import type { EndedReason } from '../../../domain/agent-call.js';
 import type { FinalCallStatus } from '../../../domain/call.js';
 import type { CallEndedEvent, DialRecord, ProviderCallState } from '../../../ports.js';
 import { cutOffAfterAnswer, lastHeartbeat } from '../cut-off.js';
 
-/** The end of a call nobody talked on: no answer, no audio, no transcription. */
+/**
+ * The end of a call nobody talked on: no answer, no audio, no transcription. `ours` names the
+ * service failure it was, if any (a trunk unreachable or refusing, a process cut off before the
+ * answer): the end reason, or `null` with the service named as its source.
+ */
 export function unanswered(
   callId: string,
   status: FinalCallStatus,
   error: string | null,
   sipCode: number | null,
   endedAt: Date,
+  ours?: { endedReason: EndedReason | null },
 ): CallEndedEvent {
   return {
     callId,
@@ -19,7 +25,8 @@ export function unanswered(
     error,
     transcription: [],
     sipCode,
-    endedReason: null,
+    endedReason: ours?.endedReason ?? null,
+    ...(ours ? { failureSource: 'service' as const } : {}),
   };
 }
 
@@ -42,6 +49,7 @@ export function settleFromRecord(callId: string, record: DialRecord): ProviderCa
         'The call was cut off before an answer: the process that placed it stopped',
         null,
         heartbeat,
+        { endedReason: null },
       ),
     };
   }

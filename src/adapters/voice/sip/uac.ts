@@ -27,12 +27,28 @@ import {
 /** What became of a transfer: the far end reached the target (a 2xx in its NOTIFY), or why not. */
 export type ReferResult = { ok: true } | { ok: false; reason: string };
 
+/**
+ * What became of an INVITE. `busy`, `no_answer` and `failed` are the callee's side (a number the
+ * network refused is `failed`); `rejected` (the trunk refused the call itself: 403, 404, a 5xx
+ * other than capacity, our credentials) and `unreachable` (nothing answered the INVITE at all)
+ * are the service's (domain/failure.ts); `capacity` is tried again.
+ */
 export type SipOutcome =
   | { kind: 'answered' }
   | { kind: 'busy'; code: number }
   | { kind: 'no_answer'; code: number | null; reason: string }
   | { kind: 'capacity'; code: number }
-  | { kind: 'failed'; code: number | null; reason: string };
+  | { kind: 'failed'; code: number | null; reason: string }
+  | { kind: 'rejected'; code: number; reason: string }
+  | { kind: 'unreachable'; reason: string };
+
+/**
+ * A trunk that has answered none of an INVITE's sends after this long is unreachable. A live SIP
+ * server answers an INVITE with 100 Trying within 200 ms (RFC 3261 17.2.1), so silence over the
+ * first send and its 4 retransmissions (timer A: at 0.5, 1.5, 3.5 and 7.5 s) is an outage, not a
+ * callee who does not pick up; timer B's 64*T1 (32 s) would spend half a minute per call on it.
+ */
+export const TRUNK_SILENCE_MS = 16 * 500; // 16 T1
 
 /** What a carrier's final answer to an INVITE means for the call. */
 export function outcomeOf(code: number, reason = ''): SipOutcome {
@@ -43,6 +59,10 @@ export function outcomeOf(code: number, reason = ''): SipOutcome {
   }
   if (code === 408 || code === 480 || code === 487)
     return { kind: 'no_answer', code, reason: reason || 'no answer' };
+  // Refusals of the call itself, whoever is called: the trunk's configuration, our account or
+  // credentials (a challenge we could not meet reaches here as 401/407), or the trunk failing.
+  if (code === 401 || code === 403 || code === 404 || code === 407 || (code >= 500 && code < 600))
+    return { kind: 'rejected', code, reason: reason || `SIP ${code}` };
   return { kind: 'failed', code, reason: reason || `SIP ${code}` };
 }
 
@@ -82,6 +102,7 @@ export class SipCall extends EventEmitter {
   private retransmit: NodeJS.Timeout | null = null;
   private transactionTimeout: NodeJS.Timeout | null = null;
   private ringTimer: NodeJS.Timeout | null = null;
+  private invitedAt = 0;
   private authTried = false;
   private cancelled = false;
   private state: 'calling' | 'proceeding' | 'answered' | 'ended' = 'calling';
@@ -131,6 +152,7 @@ export class SipCall extends EventEmitter {
   }
 
   start(): void {
+    this.invitedAt = Date.now();
     this.sendInvite();
     this.ringTimer = setTimeout(() => this.cancel(), this.options.ringTimeoutMs);
   }
@@ -169,10 +191,10 @@ export class SipCall extends EventEmitter {
       }, interval);
     };
     again();
+    // Silence past TRUNK_SILENCE_MS: the trunk is down (before timer B's 64*T1 would say so).
     this.transactionTimeout = setTimeout(() => {
-      if (this.state === 'calling')
-        this.finish({ kind: 'no_answer', code: 408, reason: 'no response from the trunk' });
-    }, 64 * T1);
+      if (this.state === 'calling') this.finish(this.unanswered());
+    }, TRUNK_SILENCE_MS);
   }
 
   private send(text: string): void {
@@ -293,13 +315,22 @@ export class SipCall extends EventEmitter {
     );
   }
 
+  /** The end of an INVITE nothing answered, not even with 100 Trying: the trunk is unreachable. */
+  private unanswered(): SipOutcome {
+    const seconds = ((Date.now() - this.invitedAt) / 1000).toFixed(1);
+    return {
+      kind: 'unreachable',
+      reason: `the trunk answered none of the INVITE's sends in ${seconds} s`,
+    };
+  }
+
   /** CANCELs the INVITE (the ring timeout passed, or the call is given up before an answer). */
   cancel(): void {
     if (this.state !== 'proceeding' && this.state !== 'calling') return;
     this.cancelled = true;
     if (this.state === 'calling') {
       // Nothing answered at all: a CANCEL is only sent once a provisional response came.
-      this.finish({ kind: 'no_answer', code: null, reason: 'ring timeout' });
+      this.finish(this.unanswered());
       return;
     }
     this.send(

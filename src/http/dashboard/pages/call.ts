@@ -1,4 +1,5 @@
 import type { AgentCallFields } from '../../../domain/agent-call.js';
+import type { FailureSource } from '../../../domain/failure.js';
 import type { DashboardReads } from '../../../services/dashboard.js';
 import type { App } from '../../route-kit.js';
 import { formatDate, formatDuration, type Html, html, layout } from '../html.js';
@@ -64,6 +65,7 @@ function callPage(
       <div><dt>Duration</dt><dd>${formatDuration(call.duration)}</dd></div>
       ${call.sipCode === null ? '' : html`<div><dt>SIP answer</dt><dd>${call.sipCode}</dd></div>`}
       ${call.agent.endedReason === null ? '' : html`<div><dt>Ended by</dt><dd data-field="endedReason">${call.agent.endedReason}</dd></div>`}
+      ${call.agent.failureSource === null ? '' : html`<div><dt>Failed on</dt><dd data-field="failureSource">${FAILED_ON[call.agent.failureSource]}</dd></div>`}
       ${
         call.agent.latency === null
           ? ''
@@ -108,6 +110,12 @@ function callPage(
 }
 
 /** A turn figure in ms, or a dash for a stage that did not run. */
+/** Whose failure a call was, as the call page says it. */
+const FAILED_ON: Record<FailureSource, string> = {
+  contact: "the callee's side",
+  service: 'our side (not charged; a campaign contact keeps its attempt)',
+};
+
 const ms = (value: number | null) => (value === null ? '—' : `${Math.round(value)}`);
 
 /** The call page's AI agent sections: each turn's latency figures and the tools the model called. */

@@ -4,6 +4,7 @@ import { requireAuth } from '../../auth.js';
 import { linkNextPage } from '../../paging.js';
 import type { App, AppServices } from '../../route-kit.js';
 import {
+  AgentCallFieldsSchema,
   CallChannelSchema,
   CallStatusSchema,
   DateTime,
@@ -22,6 +23,8 @@ const CallListItemSchema = Type.Object({
   contactName: Type.String(),
   agentId: Type.String(),
   batchId: Nullable(Type.String({ description: 'The campaign of the call; null for a single call' })),
+  endedReason: AgentCallFieldsSchema.endedReason,
+  failureSource: AgentCallFieldsSchema.failureSource,
   duration: Nullable(Type.Number({ description: 'Seconds of connected time; null while ongoing' })),
   createdAt: DateTime,
   endedAt: Nullable(DateTime),
