@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { SERVICE_RETRY_FIRST_MS, SERVICE_RETRY_MAX_MS } from './domain/failure.js';
 
 /**
  * The only reader of process.env. Every setting is parsed once at boot; a bad value stops the start
@@ -22,6 +23,8 @@ export interface Config {
   voiceProvider: 'simulator';
   simRingMs: number;
   simTalkMs: number;
+  /** The first wait before a campaign contact whose call failed on our side is tried again (domain/failure.ts). */
+  serviceRetryMs: number;
   /** Folder for the simulator's durable record of dials (one file per call); unset: none. */
   simDialsDir: string | undefined;
   /** Calls of agents with a sipTrunkId: the local address the SIP and RTP sockets bind. */
@@ -269,6 +272,13 @@ export function loadConfig(env: Env = process.env, terminal = process.stdout.isT
     voiceProvider: 'simulator',
     simRingMs: readInt(env, 'OUTDIAL_SIM_RING_MS', 2000, 0, 600_000),
     simTalkMs: readInt(env, 'OUTDIAL_SIM_TALK_MS', 30_000, 0, 3_600_000),
+    serviceRetryMs: readInt(
+      env,
+      'OUTDIAL_SERVICE_RETRY_MS',
+      SERVICE_RETRY_FIRST_MS,
+      100,
+      SERVICE_RETRY_MAX_MS,
+    ),
     simDialsDir: readString(env, 'OUTDIAL_SIM_DIALS_DIR')
       ? path.resolve(readString(env, 'OUTDIAL_SIM_DIALS_DIR') as string)
       : undefined,

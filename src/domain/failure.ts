@@ -54,10 +54,11 @@ export const SERVICE_RETRY_MAX_MS = 30 * 60_000;
 
 /**
  * When a batch contact is tried again after its `failuresInARow`th service failure in a row (1 for
- * the first): 30 s, 1 min, 2 min, ... up to 30 min. It keeps its attempt; the backoff only spares a
- * callee repeated apologies while the service is down.
+ * the first): `firstMs` (OUTDIAL_SERVICE_RETRY_MS, 30 s), then twice as long each time, up to 30
+ * min. It keeps its attempt; the backoff only spares a callee repeated apologies while the service
+ * is down.
  */
-export function serviceRetryDelayMs(failuresInARow: number): number {
+export function serviceRetryDelayMs(failuresInARow: number, firstMs = SERVICE_RETRY_FIRST_MS): number {
   const doublings = Math.min(Math.max(failuresInARow - 1, 0), 16);
-  return Math.min(SERVICE_RETRY_FIRST_MS * 2 ** doublings, SERVICE_RETRY_MAX_MS);
+  return Math.min(firstMs * 2 ** doublings, SERVICE_RETRY_MAX_MS);
 }

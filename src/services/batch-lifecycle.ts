@@ -345,6 +345,7 @@ export async function advanceBatchContacts(
   rows: Array<{ id: string; batch_id: string | null; batch_seq: number | null; attempt: number }>,
   events: Map<string, CallEndedEvent>,
   now: Date,
+  serviceRetryMs?: number,
 ): Promise<CountedBatch[]> {
   const byId = new Map(batches.map((batch) => [batch.id, batch]));
   const moves: ContactMove[] = [];
@@ -368,7 +369,10 @@ export async function advanceBatchContacts(
       : serviceFailure
         ? {
             retry: true as const,
-            delayMs: serviceRetryDelayMs((earlierFailures.get(`${batch.id}/${row.batch_seq}`) ?? 0) + 1),
+            delayMs: serviceRetryDelayMs(
+              (earlierFailures.get(`${batch.id}/${row.batch_seq}`) ?? 0) + 1,
+              serviceRetryMs,
+            ),
           }
         : nextStep(event.status, row.attempt, {
             maxAttempts: batch.max_attempts,

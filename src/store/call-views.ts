@@ -58,6 +58,7 @@ export interface PersistentCallRow extends AgentSideColumns {
   agent_id: string;
   channel: CallChannel;
   sip_code: number | null;
+  minutes_charged: number;
   contact_name: string;
   agent_name: string;
 }

@@ -112,6 +112,7 @@ export function buildServices(
     batchLifecycle,
     metrics: deps.metrics,
     links,
+    serviceRetryMs: config.serviceRetryMs,
   });
   const batchReads = new BatchReads(deps, callReads, links);
   subscribeBatchReactions(events, batchReactions, { batchReads });

@@ -25,6 +25,8 @@ export interface CallReactions {
   batchLifecycle: Pick<BatchLifecycle, 'finishIfDone'>;
   metrics: Metrics;
   links: RecordingLinks;
+  /** OUTDIAL_SERVICE_RETRY_MS: the first wait of a campaign contact whose call failed on our side. */
+  serviceRetryMs: number;
 }
 
 /**
@@ -35,7 +37,7 @@ export interface CallReactions {
 export function subscribeCallReactions(
   events: DomainEventBus,
   reactions: TransactionBus<CallTransactionEvents>,
-  { live, liveControl, dispatcher, batchLifecycle, metrics, links }: CallReactions,
+  { live, liveControl, dispatcher, batchLifecycle, metrics, links, serviceRetryMs }: CallReactions,
 ): void {
   // In the transaction that applies calls' ends, so each happens if and only if the end commits.
   // call.completed is queued before the batch's own completion, so the outbox sends them in order.
@@ -53,7 +55,7 @@ export function subscribeCallReactions(
   );
   reactions.on('calls.ending', 'call-completed-webhook', (ending) => queueCallCompleted(ending, links));
   reactions.on('calls.ending', 'batch-progress', async ({ tx, rows, events: ended, batches, now }) => {
-    const counted = await advanceBatchContacts(tx, batches, rows, ended, now);
+    const counted = await advanceBatchContacts(tx, batches, rows, ended, now, serviceRetryMs);
     for (const batch of counted) await batchLifecycle.finishIfDone(tx, batch.id, now, batch);
   });
   // The live view shows a single or web call from the moment it is committed, and a call that

@@ -73,6 +73,7 @@ describe('batch export', () => {
       'customerSatisfaction',
       'metricJson',
       'endedReason',
+      'failureSource',
       'voiceToVoiceP50Ms',
       'voiceToVoiceP95Ms',
       'timezone',
@@ -95,7 +96,11 @@ describe('batch export', () => {
     const busy = rows[2] ?? [];
     expect(busy.slice(6, 9)).toEqual(['done', 'BUSY', '1']);
     expect(busy[13]).toBe('');
-    expect(busy.slice(19)).toEqual(['', '', '', '', '', '', '', '']); // nobody answered: no endedReason, no turns; no calling window; no consent
+    // Nobody answered: no endedReason; the callee's side (failureSource contact); no turns, no
+    // calling window, no consent.
+    expect(busy.slice(19, 21)).toEqual(['', 'contact']);
+    expect(busy.slice(21)).toEqual(['', '', '', '', '', '', '']);
+    expect(answered[20]).toBe('');
   });
 
   it("refuses another user's batch, an unknown one, an unknown format and a missing key", async () => {

@@ -70,6 +70,9 @@ describe('GET /api/v1/calls: happy path', () => {
       contactName: 'Jordan',
       agentId: alice.agentId,
       batchId: null,
+      // The simulator's canned call: no agent conversation, and it failed nobody.
+      endedReason: null,
+      failureSource: null,
       duration: expect.any(Number),
       createdAt: expect.any(String),
       endedAt: expect.any(String),

@@ -329,7 +329,13 @@ describe('AI calls through a SIP trunk, with sipp as the callee', () => {
       hello: 'Hello?',
       line1: 'Yes, I am interested.',
     });
-    expect(call).toMatchObject({ status: 'FAILED', endedReason: 'error' });
+    expect(call).toMatchObject({
+      status: 'FAILED',
+      endedReason: 'model-unavailable',
+      failureSource: 'service',
+      minutesCharged: 0,
+    });
+    expect(call.duration).toBeGreaterThan(0);
     expect(requests.length).toBeGreaterThanOrEqual(1);
     const entries = call.transcription as Array<{ role: string; content: string }>;
     expect(entries[0]).toEqual({ role: 'assistant', content: GREETING });
@@ -353,7 +359,13 @@ describe('AI calls through a SIP trunk, with sipp as the callee', () => {
         {},
         downTrunk,
       );
-      expect(call).toMatchObject({ status: 'FAILED', endedReason: 'error' });
+      expect(call).toMatchObject({
+        status: 'FAILED',
+        endedReason: 'model-unavailable',
+        failureSource: 'service',
+        minutesCharged: 0,
+      });
+      expect(call.duration).toBeGreaterThan(0);
       expect(said('assistant')[0]).toBe(GREETING);
       expect(said('assistant').length).toBeGreaterThanOrEqual(2);
       expect(said('user')).toHaveLength(1);

@@ -165,7 +165,7 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     expect(started?.getTime()).toBe(record?.sentAt?.getTime());
   });
 
-  it("charges a gone owner's answered call up to its last heartbeat, and keeps its answer time", async () => {
+  it("records a gone owner's answered call up to its last heartbeat as a failure of ours: its time kept, nothing charged", async () => {
     const owner = await anotherProcess();
     const before = await db()
       .selectFrom('users')
@@ -187,20 +187,27 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
     });
     expect(res.statusCode).toBe(200);
     const call = res.json().data;
-    expect(call).toMatchObject({ status: 'FAILED', duration: 75, sipStatusCode: 200 });
+    expect(call).toMatchObject({
+      status: 'FAILED',
+      duration: 75,
+      sipStatusCode: 200,
+      endedReason: 'error',
+      failureSource: 'service',
+    });
     expect(call.error).toContain('cut off after 75 s');
     const row = await callRow(callId);
     expect(row?.answered_at?.getTime()).toBe(answeredAt.getTime());
-    expect(row?.minutes_charged).toBe(2);
+    // The process that held it was cut off: ours, so the carrier's 75 s are kept and not charged.
+    expect(row?.minutes_charged).toBe(0);
     const after = await db()
       .selectFrom('users')
       .select('available_minutes')
       .where('id', '=', account.userId)
       .executeTakeFirstOrThrow();
-    expect(after.available_minutes).toBe(before.available_minutes - 2);
+    expect(after.available_minutes).toBe(before.available_minutes);
   });
 
-  it("settles a gone owner's web call as cut off at its last heartbeat, charged, and never dials it", async () => {
+  it("settles a gone owner's web call as cut off at its last heartbeat, not charged, and never dials it", async () => {
     const owner = await anotherProcess();
     const { calls } = t.runtime.services;
     const { request } = await calls.openWebCall(account.userId, account.agentId, 'web');
@@ -226,10 +233,11 @@ describe(`calls of another process, settled from their dial records (${STORE})`,
       channel: 'web',
       duration: 40,
       endedReason: 'error',
+      failureSource: 'service',
     });
     expect(res.json().data.error).toContain('cut off after 40 s');
     const row = await callRow(callId);
-    expect(row?.minutes_charged).toBe(1);
+    expect(row?.minutes_charged).toBe(0);
     // Never dialed again: no other call of the browser's contact, and no web call held here.
     const browserCalls = await db()
       .selectFrom('calls')

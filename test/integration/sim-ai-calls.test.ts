@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TranscriptEntry } from '../../src/domain/call.js';
 import { type Account, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
+import { exportedContacts } from '../helpers/calls.js';
 import {
   type ChatReply,
   type ChatRequestRecord,
@@ -180,7 +181,7 @@ describe(`simulated AI calls through the API (${STORE})`, () => {
       firstMessage: 'Hi Jordan, this is Ava.',
     });
     const call = await ended(await dial('+14155550123', agentId));
-    expect(call.endedReason).toBe('error');
+    expect(call.endedReason).toBe('model-unavailable');
     expect(call.transcription[0]).toEqual({ role: 'assistant', content: 'Hi Jordan, this is Ava.' });
     expect(call.transcription.at(-1)).toMatchObject({
       role: 'assistant',
@@ -300,4 +301,113 @@ describe(`an AI conversation whose process was killed (${STORE})`, () => {
     });
     expect(call.duration).toBeGreaterThanOrEqual(1);
   }, 180_000);
+});
+
+/**
+ * Issue 24: a campaign call that fails on our side (the model down) costs the contact nothing:
+ * not charged, its attempt given back, and called again once the model answers, as the same
+ * attempt. The first wait before that call is OUTDIAL_SERVICE_RETRY_MS (300 ms here).
+ */
+describe(`a campaign call that fails on our side (${STORE})`, () => {
+  let chat: ChatServer;
+  let t: TestApp;
+  let account: Account;
+  let modelDown = true;
+
+  beforeAll(async () => {
+    chat = await startChatServer({
+      respond: (record) => {
+        if (isPersona(record)) return 'Sure, what is it about?';
+        if (modelDown) return { fail: 500 };
+        return 'Thank you for your time. Goodbye!';
+      },
+    });
+    t = await startTestApp({
+      workers: true,
+      env: {
+        OUTDIAL_LLM_URL: chat.url,
+        OUTDIAL_LLM_MODEL: 'test-model',
+        OUTDIAL_SIM_RING_MS: '30',
+        OUTDIAL_MODEL_TIMEOUT_MS: '60000',
+        OUTDIAL_SERVICE_RETRY_MS: '300',
+      },
+    });
+    account = await t.createAccount({ minutes: 100 });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await chat?.close();
+  });
+
+  const callsOf = async (batchId: string) => {
+    const res = await t.request({ method: 'GET', url: `/api/v1/calls?batchId=${batchId}`, key: account.key });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json<
+      Array<{ callId: string; status: string; endedReason: string | null; failureSource: string | null }>
+    >();
+  };
+  const status = async (callId: string) =>
+    (
+      await t.request({ method: 'GET', url: `/api/v1/call/check-status?callId=${callId}`, key: account.key })
+    ).json<{ data: CallView & { failureSource: string | null; minutesCharged: number } }>().data;
+  const balance = async () =>
+    (await t.request({ method: 'GET', url: '/api/v1/account', key: account.key })).json<{
+      availableMinutes: number;
+    }>().availableMinutes;
+
+  it('is not charged, keeps the attempt, and is called again as the same attempt once the model is back', async () => {
+    const before = await balance();
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/batch',
+      key: account.key,
+      payload: {
+        agentId: account.agentId,
+        userId: account.userId,
+        contacts: [{ phoneNumber: '+14155550123', name: 'Jordan' }],
+        // One attempt: were the failure the contact's, this call would be its last.
+        options: { maxCallsPerSecond: 5, retryStrategy: { maxAttempts: 1 } },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const batchId = res.json<{ batchId: string }>().batchId;
+    const failed = await eventually(async () => {
+      return (await callsOf(batchId)).find((call) => call.status !== 'ONGOING');
+    }, 30_000);
+    expect(failed).toMatchObject({
+      status: 'FAILED',
+      endedReason: 'model-unavailable',
+      failureSource: 'service',
+    });
+    const first = await status(failed.callId);
+    expect(first.minutesCharged).toBe(0);
+    expect(first.duration).toBeGreaterThan(0);
+    expect(first.transcription.at(-1)).toMatchObject({
+      role: 'assistant',
+      content: expect.stringMatching(/sorry/i),
+    });
+    // The contact is not done: its attempt is given back.
+    const exported = await exportedContacts(t, account, batchId);
+    expect(exported[0]).toMatchObject({ state: 'queued', attempts: '0' });
+
+    modelDown = false;
+    const done = await eventually(async () => {
+      const res = await t.request({
+        method: 'GET',
+        url: `/api/v1/batch/check-status?batchId=${batchId}`,
+        key: account.key,
+      });
+      return res.json<{ status: string }>().status === 'completed' ? res.json() : undefined;
+    }, 30_000);
+    expect(done).toMatchObject({ status: 'completed' });
+    const calls = await callsOf(batchId);
+    expect(calls).toHaveLength(2);
+    const second = calls.find((call) => call.callId !== failed.callId);
+    expect(second).toMatchObject({ status: 'COMPLETED', failureSource: null });
+    const [contact] = await exportedContacts(t, account, batchId);
+    expect(contact).toMatchObject({ state: 'done', finalStatus: 'COMPLETED', attempts: '1' });
+    // Two calls, one attempt used; only the second call is charged.
+    expect((await status(second?.callId ?? '')).minutesCharged).toBeGreaterThan(0);
+    expect(await balance()).toBe(before - (await status(second?.callId ?? '')).minutesCharged);
+  }, 90_000);
 });

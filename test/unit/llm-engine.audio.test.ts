@@ -228,9 +228,9 @@ describe('the LLM engine on an audio call', () => {
     expect(chat.lastUserText(0)).toBe('yeah');
   });
 
-  it('text-to-speech down: the apology is spoken with espeak-ng, and the call ends with error', async () => {
+  it('text-to-speech down: the apology is spoken with espeak-ng, and the call ends with tts-unavailable', async () => {
     const outcome = await call({ firstMessage: 'Hi, this is Ana from Acme.' }, { tts: await downUrl() });
-    expect(outcome.endedReason).toBe('error');
+    expect(outcome.endedReason).toBe('tts-unavailable');
     expect(outcome.transcription.at(-1)?.content).toMatch(/sorry/i);
     // espeak-ng's apology went out on the line.
     expect(farEnd.agentFrames.length).toBeGreaterThan(50);

@@ -272,30 +272,30 @@ describe('the LLM engine on a text call', () => {
     expect(chat.lastUserText(1)).toBe('Yes, sorry, I am here.');
   });
 
-  it('the LLM down: a short apology, then a hang-up with reason error', async () => {
+  it('the LLM down: a short apology, then a hang-up with reason model-unavailable', async () => {
     const farEnd = new TextFarEnd();
     farEnd.answer = () => 'Hello?';
     const outcome = await call(farEnd, { firstMessage: 'Hi, this is Ana.' }, await downUrl());
-    expect(outcome.endedReason).toBe('error');
+    expect(outcome.endedReason).toBe('model-unavailable');
     expect(farEnd.hungUpBy).toBe('agent');
     expect(farEnd.agentLines).toHaveLength(2);
     expect(farEnd.agentLines[1]).toMatch(/sorry/i);
     expect(outcome.transcription.at(-1)?.content).toMatch(/sorry/i);
   });
 
-  it('a 500 from the model: apology and error', async () => {
+  it('a 500 from the model: apology and model-unavailable', async () => {
     chat.push({ fail: 500 });
     const farEnd = new TextFarEnd();
     farEnd.answer = (_line, index) => (index === 0 ? 'Hello?' : null);
     const outcome = await call(farEnd, { firstMessage: 'Hi, this is Ana.' });
-    expect(outcome.endedReason).toBe('error');
+    expect(outcome.endedReason).toBe('model-unavailable');
     expect(farEnd.agentLines.at(-1)).toMatch(/sorry/i);
     // The call's error says what failed, not only that something did.
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatch(/^The conversation failed: .*500/);
   });
 
-  it('a stream broken mid-reply: what was complete is said, then the apology and error', async () => {
+  it('a stream broken mid-reply: what was complete is said, then the apology and model-unavailable', async () => {
     chat.push('All good, thanks.', {
       text: 'Let me see. Your order is on its way and',
       drop: true,
@@ -304,17 +304,17 @@ describe('the LLM engine on a text call', () => {
     const farEnd = new TextFarEnd();
     farEnd.answer = (_line, index) => (index === 0 ? 'Hi.' : index === 1 ? 'Where is my order?' : null);
     const outcome = await call(farEnd, { firstMessage: 'Hi, this is Ana.' });
-    expect(outcome.endedReason).toBe('error');
+    expect(outcome.endedReason).toBe('model-unavailable');
     expect(farEnd.agentLines.at(-1)).toMatch(/sorry/i);
     expect(outcome.transcription.filter((entry) => entry.content.includes('on its way and'))).toEqual([]);
   });
 
-  it('a malformed stream: apology and error', async () => {
+  it('a malformed stream: apology and model-unavailable', async () => {
     chat.push({ text: 'Sure thing, let me see what I can do for you today.', malformed: true });
     const farEnd = new TextFarEnd();
     farEnd.answer = (_line, index) => (index === 0 ? 'Hello?' : null);
     const outcome = await call(farEnd, { firstMessage: 'Hi, this is Ana.' });
-    expect(outcome.endedReason).toBe('error');
+    expect(outcome.endedReason).toBe('model-unavailable');
     expect(farEnd.agentLines.at(-1)).toMatch(/sorry/i);
     expect(farEnd.hungUpBy).toBe('agent');
   });
@@ -324,7 +324,7 @@ describe('the LLM engine on a text call', () => {
     const farEnd = new TextFarEnd();
     farEnd.answer = () => 'Hello?';
     const outcome = await call(farEnd, { firstMessage: 'Hi, this is Ana.' });
-    expect(outcome.endedReason).toBe('error');
+    expect(outcome.endedReason).toBe('model-unavailable');
     expect(farEnd.agentLines.at(-1)).toMatch(/sorry/i);
     await vi.waitFor(() => expect(chat.aborted).toBe(1), { timeout: 10_000 });
   });

@@ -251,10 +251,10 @@ describe('the realtime engine on an audio call', () => {
     expect(outcome.endedReason).toBe('agent-ended');
   }, 60_000);
 
-  it('an error event ends the call with error, after the apology', async () => {
+  it('an error event ends the call with model-unavailable, after the apology', async () => {
     server.push({ error: 'The model is overloaded' });
     const outcome = await call({ firstMessage: 'Hi, this is Ana from Acme.' });
-    expect(outcome.endedReason).toBe('error');
+    expect(outcome.endedReason).toBe('model-unavailable');
     expect(outcome.status).toBe('FAILED');
     expect(outcome.transcription.at(-1)?.content).toMatch(/sorry/i);
     // The apology went out on the line (espeak-ng).
@@ -262,13 +262,13 @@ describe('the realtime engine on an audio call', () => {
     expect(farEnd.hungUpBy).toBe('agent');
   }, 60_000);
 
-  it('a reply that ends failed (response.done, status failed) ends the call with error, after the apology', async () => {
+  it('a reply that ends failed (response.done, status failed) ends the call with model-unavailable, after the apology', async () => {
     server.push({
       text: 'Hi, this is Ana.',
       failed: 'The server had an error while processing your request',
     });
     const outcome = await call({ firstMessage: 'Hi, this is Ana from Acme.' });
-    expect(outcome.endedReason).toBe('error');
+    expect(outcome.endedReason).toBe('model-unavailable');
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toContain('The server had an error while processing your request');
     expect(outcome.transcription.at(-1)?.content).toMatch(/sorry/i);
@@ -286,27 +286,27 @@ describe('the realtime engine on an audio call', () => {
     ],
     ['the server never answers', { hang: true }],
   ] as const) {
-    it(`${fault}: the call ends with error, never hangs`, async () => {
+    it(`${fault}: the call ends with model-unavailable, never hangs`, async () => {
       server.push(reply);
       const outcome = await call({ firstMessage: 'Hi, this is Ana from Acme.' }, { modelTimeoutMs: 1500 });
-      expect(outcome.endedReason).toBe('error');
+      expect(outcome.endedReason).toBe('model-unavailable');
       expect(outcome.status).toBe('FAILED');
       expect(outcome.transcription.at(-1)?.content).toMatch(/sorry/i);
       expect(farEnd.hungUpBy).toBe('agent');
     }, 60_000);
   }
 
-  it('a server that cannot be reached or refuses the upgrade: error', async () => {
+  it('a server that cannot be reached or refuses the upgrade: model-unavailable', async () => {
     const down = (await downUrl()).replace(/^http/, 'ws');
     const outcome = await call({}, { url: down, modelTimeoutMs: 1500 });
-    expect(outcome.endedReason).toBe('error');
+    expect(outcome.endedReason).toBe('model-unavailable');
     expect(outcome.error).toBeTruthy();
 
     farEnd = new AudioFarEnd();
     const refusing = await startRealtimeServer({ refuse: 401 });
     try {
       const refused = await call({}, { url: refusing.url, modelTimeoutMs: 1500 });
-      expect(refused.endedReason).toBe('error');
+      expect(refused.endedReason).toBe('model-unavailable');
       expect(refusing.connections).toHaveLength(1);
     } finally {
       await refusing.close();

@@ -177,13 +177,13 @@ describe('simulated AI calls', () => {
     expect(server.requests).toHaveLength(0);
   });
 
-  it('the LLM down: an apology and a hang-up with error, never a stuck call', async () => {
+  it('the LLM down: an apology and a hang-up with model-unavailable, never a stuck call', async () => {
     await server.close();
     const { provider, ended } = simulator();
     const dial = request('+14155550123', { firstMessage: null });
     await provider.dial(dial);
     const event = await ended(dial.callId);
-    expect(event.endedReason).toBe('error');
+    expect(event.endedReason).toBe('model-unavailable');
     expect(event.transcription.at(-1)?.role).toBe('assistant');
     expect(event.transcription.at(-1)?.content).toMatch(/sorry/i);
   });

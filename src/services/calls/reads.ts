@@ -69,6 +69,8 @@ export interface PersistentCallStatus extends AgentCallFields {
   channel: CallChannel;
   /** The SIP status code of the carrier's final answer (calls through a SIP trunk), else null. */
   sipStatusCode: number | null;
+  /** Minutes taken from the balance for the call (0 while up, unanswered, or failed on our side). */
+  minutesCharged: number;
 }
 
 const badParameter = (field: string, message: string) =>
@@ -205,6 +207,7 @@ export class CallReads {
       agentId: row.agent_id,
       channel: row.channel,
       sipStatusCode: row.sip_code,
+      minutesCharged: row.minutes_charged,
       ...agentCallFields(row),
     };
   }

@@ -149,6 +149,7 @@ export class PgCallViewsRepo implements CallViewsRepo {
         'calls.agent_id',
         'calls.channel',
         'calls.sip_code',
+        'calls.minutes_charged',
         'calls.ended_reason',
         'calls.failure_source',
         'calls.turns',

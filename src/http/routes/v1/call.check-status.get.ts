@@ -36,6 +36,11 @@ const PersistentCallStatus = Type.Object({
           "The SIP status code of the carrier's final answer (200, 486, 404, ...) for a call placed through a SIP trunk; null otherwise",
       }),
     ),
+    minutesCharged: Type.Integer({
+      minimum: 0,
+      description:
+        'Minutes taken from the balance for the call: each started minute of connected time; 0 while ongoing, when nobody answered, and when the call failed on our side (failureSource service: its connected seconds are still in duration)',
+    }),
     ...AgentCallFieldsSchema,
   }),
 });
