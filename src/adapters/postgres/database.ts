@@ -114,7 +114,7 @@ export interface CallsTable {
   sip_code: ColumnType<number | null, number | null | undefined, number | null>;
   variables: Json<Record<string, string> | null>;
   ended_reason: ColumnType<EndedReason | null, EndedReason | null | undefined, EndedReason | null>;
-  /** Whose failure the call was (migration 016, domain/failure.ts); null when it did not fail. */
+  /** Whose failure the call was (migration 018, domain/failure.ts); null when it did not fail. */
   failure_source: ColumnType<FailureSource | null, FailureSource | null | undefined, FailureSource | null>;
   turns: Json<TurnMetrics[] | null>;
   tool_calls: Json<ToolCallRecord[] | null>;
@@ -193,7 +193,7 @@ export interface BatchContactsTable {
   timezone: ColumnType<string | null, string | null | undefined, string | null>;
   /** A queued contact waiting for its calling window (next_attempt_at is the opening). */
   window_wait: Generated<boolean>;
-  /** Service failures of its calls in a row (migration 016): the backoff of its next try. */
+  /** Service failures of its calls in a row (migration 018): the backoff of its next try. */
   service_failures: Generated<number>;
 }
 
