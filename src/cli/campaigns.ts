@@ -24,6 +24,15 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/** The body's retryStrategy from the flags given; none when none was, so the server's defaults apply. */
+function retryStrategy(options: { maxAttempts?: number; retryOnVoicemail?: boolean }) {
+  const strategy = {
+    ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+    ...(options.retryOnVoicemail ? { retryOnVoicemail: true } : {}),
+  };
+  return Object.keys(strategy).length === 0 ? {} : { retryStrategy: strategy };
+}
+
 /** The API key's user, for the body fields the API asks for. */
 function userOfKey(key: string): string {
   try {
@@ -57,6 +66,10 @@ export function registerCampaignCommands(program: Command): void {
     .option('--priority <n>', '1 (lowest) to 10', integer)
     .option('--rate <n>', 'maxCallsPerSecond, 1 to 30', integer)
     .option('--max-attempts <n>', 'attempts per contact, 1 to 5', integer)
+    .option(
+      '--retry-on-voicemail',
+      'call a contact again after its call reached voicemail (by default its voicemail is left once)',
+    )
     .option('--start <time>', 'scheduled start, ISO 8601 (read in --timezone when it has no offset)')
     .option('--timezone <tz>', 'IANA time zone, e.g. America/New_York')
     .option('--tag <tag>', 'a tag (repeat for more)', collect)
@@ -74,6 +87,7 @@ export function registerCampaignCommands(program: Command): void {
         priority?: number;
         rate?: number;
         maxAttempts?: number;
+        retryOnVoicemail?: boolean;
         start?: string;
         timezone?: string;
         tag?: string[];
@@ -99,9 +113,7 @@ export function registerCampaignCommands(program: Command): void {
           options: {
             ...(options.priority === undefined ? {} : { priority: options.priority }),
             ...(options.rate === undefined ? {} : { maxCallsPerSecond: options.rate }),
-            ...(options.maxAttempts === undefined
-              ? {}
-              : { retryStrategy: { maxAttempts: options.maxAttempts } }),
+            ...retryStrategy(options),
             ...(options.start ? { scheduledStartTime: options.start } : {}),
             ...(options.timezone ? { timezone: options.timezone } : {}),
             ...(options.tag ? { tags: options.tag } : {}),

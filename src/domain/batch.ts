@@ -55,18 +55,26 @@ export interface RetryPolicy {
   maxAttempts: number;
   noAnswerDelayMs: number;
   busyDelayMs: number;
+  /**
+   * Whether a VOICEMAIL attempt is tried again. Off by default: the agent's voicemailMessage was
+   * left on the machine, and another attempt would leave it a second time (issue 24).
+   */
+  retryOnVoicemail: boolean;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = {
   maxAttempts: 3,
   noAnswerDelayMs: 3_600_000,
   busyDelayMs: 300_000,
+  retryOnVoicemail: false,
 };
 
 /**
  * What happens to a batch contact after an attempt ends: done, or another attempt after a delay.
- * NO_ANSWER and VOICEMAIL wait noAnswerDelay, BUSY and FAILED wait busyDelay; `attempts` counts
- * the first call too.
+ * NO_ANSWER waits noAnswerDelay, BUSY and FAILED wait busyDelay; `attempts` counts the first call
+ * too. VOICEMAIL is final unless the policy retries it (then it waits noAnswerDelay, as a machine
+ * is a person who did not answer), whether or not a message was left: the call's end does not
+ * say reliably that one was (docs/decisions.md, "Voicemail is left once").
  */
 export function nextStep(
   outcome: FinalCallStatus,
@@ -75,8 +83,9 @@ export function nextStep(
 ): { retry: false } | { retry: true; delayMs: number } {
   if (outcome === 'COMPLETED' || attempts >= policy.maxAttempts) return { retry: false };
   switch (outcome) {
-    case 'NO_ANSWER':
     case 'VOICEMAIL':
+      return policy.retryOnVoicemail ? { retry: true, delayMs: policy.noAnswerDelayMs } : { retry: false };
+    case 'NO_ANSWER':
       return { retry: true, delayMs: policy.noAnswerDelayMs };
     case 'BUSY':
     case 'FAILED':

@@ -330,6 +330,7 @@ export interface EndingBatch {
   max_attempts: number;
   no_answer_delay_ms: number;
   busy_delay_ms: number;
+  retry_on_voicemail: boolean;
 }
 
 /**
@@ -378,6 +379,7 @@ export async function advanceBatchContacts(
             maxAttempts: batch.max_attempts,
             noAnswerDelayMs: batch.no_answer_delay_ms,
             busyDelayMs: batch.busy_delay_ms,
+            retryOnVoicemail: batch.retry_on_voicemail,
           });
     moves.push({
       batchId: batch.id,

@@ -23,7 +23,13 @@ export interface BatchOptionsInput {
   scheduledStartTime?: string;
   timezone?: string;
   maxCallsPerSecond?: number;
-  retryStrategy?: { maxAttempts?: number; noAnswerDelay?: number; busyDelay?: number };
+  retryStrategy?: {
+    maxAttempts?: number;
+    noAnswerDelay?: number;
+    busyDelay?: number;
+    /** Call a contact again after a VOICEMAIL outcome (issue 24); default false. */
+    retryOnVoicemail?: boolean;
+  };
   webhooks?: {
     onBatchComplete?: string;
     onCallComplete?: string;
@@ -264,6 +270,7 @@ export class BatchService {
         max_attempts: retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts,
         no_answer_delay_ms: retry.noAnswerDelay ?? DEFAULT_RETRY.noAnswerDelayMs,
         busy_delay_ms: retry.busyDelay ?? DEFAULT_RETRY.busyDelayMs,
+        retry_on_voicemail: retry.retryOnVoicemail ?? DEFAULT_RETRY.retryOnVoicemail,
         timezone,
         scheduled_start_at: scheduledStart,
         tags: options.tags ?? [],

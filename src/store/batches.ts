@@ -13,6 +13,8 @@ export interface BatchRow {
   max_attempts: number;
   no_answer_delay_ms: number;
   busy_delay_ms: number;
+  /** retryStrategy.retryOnVoicemail: a VOICEMAIL attempt is tried again (issue 24). */
+  retry_on_voicemail: boolean;
   timezone: string;
   scheduled_start_at: Date | null;
   tags: string[];
@@ -73,6 +75,7 @@ export type NewBatch = Pick<
   | 'max_attempts'
   | 'no_answer_delay_ms'
   | 'busy_delay_ms'
+  | 'retry_on_voicemail'
   | 'timezone'
   | 'scheduled_start_at'
   | 'tags'
@@ -201,7 +204,13 @@ export type ActiveBatchRow = Pick<
 /** A batch row as a group of call ends holds it locked. */
 export type EndingBatchRow = Pick<
   BatchRow,
-  'id' | 'status' | 'max_attempts' | 'no_answer_delay_ms' | 'busy_delay_ms' | 'webhooks'
+  | 'id'
+  | 'status'
+  | 'max_attempts'
+  | 'no_answer_delay_ms'
+  | 'busy_delay_ms'
+  | 'retry_on_voicemail'
+  | 'webhooks'
 >;
 
 /** The columns a change of a batch's status sets besides it. */

@@ -34,6 +34,14 @@ describe('POST /api/v1/batch: errors', () => {
     [{ contacts: one, options: { maxCallsPerSecond: 31 } }, 'options.maxCallsPerSecond'],
     [{ contacts: one, options: { maxCallsPerSecond: 0 } }, 'options.maxCallsPerSecond'],
     [{ contacts: one, options: { retryStrategy: { maxAttempts: 6 } } }, 'options.retryStrategy.maxAttempts'],
+    [
+      { contacts: one, options: { retryStrategy: { retryOnVoicemail: 'yes' } } },
+      'options.retryStrategy.retryOnVoicemail',
+    ],
+    [
+      { contacts: one, options: { retryStrategy: { retryOnVoicemail: 1 } } },
+      'options.retryStrategy.retryOnVoicemail',
+    ],
     [{ contacts: one, options: { speed: 3 } }, 'options.speed'],
     [{ contacts: one, options: { priority: '5' } }, 'options.priority'],
     [{ contacts: one, options: { timezone: 'Mars/Base' } }, 'options.timezone'],

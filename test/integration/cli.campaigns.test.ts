@@ -152,6 +152,38 @@ describe(`outdial batch and call commands (${STORE})`, () => {
     for (const line of shown) expect(line.length, line).toBeLessThanOrEqual(80);
   }, 60_000);
 
+  it('leaves a voicemail once, and calls again after it with --retry-on-voicemail', async () => {
+    // …0004 is answered by a machine; the agent leaves its message (issue 24 §6).
+    const submit = async (name: string, flags: string[]) => {
+      const file = csv(name, ['phone', '+14155570004']);
+      const created = await runCli(
+        ['batch', 'create', '--agent', agentId, '--csv', file, '--max-attempts', '3', ...flags, '--json'],
+        env,
+      );
+      expect(created.code, created.stderr).toBe(0);
+      return (JSON.parse(created.stdout) as { batchId: string }).batchId;
+    };
+    const status = async (batchId: string) =>
+      JSON.parse((await runCli(['batch', 'status', batchId, '--json'], env)).stdout) as {
+        status: string;
+        statistics: { processed: number; pending: number };
+        recentCalls: Array<{ status: string }>;
+      };
+    const once = await submit('voicemail-once.csv', []);
+    const again = await submit('voicemail-again.csv', ['--retry-on-voicemail']);
+    await expect.poll(async () => (await status(once)).status).toBe('completed');
+    expect((await status(once)).recentCalls.map((call) => call.status)).toEqual(['VOICEMAIL']);
+    // Its first call over, the contact waits noAnswerDelay (an hour by default) for its second.
+    await expect
+      .poll(async () => (await status(again)).recentCalls.map((call) => call.status))
+      .toEqual(['VOICEMAIL']);
+    expect(await status(again)).toMatchObject({
+      status: 'processing',
+      statistics: { processed: 0, pending: 1 },
+    });
+    expect((await runCli(['batch', 'cancel', again], env)).code).toBe(0);
+  }, 60_000);
+
   it('cancels a scheduled campaign and dials a single call', async () => {
     const file = csv('later.csv', ['phone,name', '+14155550141,Later']);
     const created = await runCli(

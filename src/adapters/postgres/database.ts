@@ -144,6 +144,7 @@ export interface BatchesTable
     | 'paused_at'
     | 'calling_window'
     | 'require_consent'
+    | 'retry_on_voicemail'
     | 'suppressed'
     | 'skipped'
     | 'created_at'
@@ -165,6 +166,7 @@ export interface BatchesTable
   paused_at: NullableTimestamp;
   calling_window: Json<CallingWindow | null>;
   require_consent: Generated<boolean>;
+  retry_on_voicemail: Generated<boolean>;
   suppressed: Generated<number>;
   skipped: Generated<number>;
   created_at: Timestamp;

@@ -285,7 +285,8 @@ export class PgBatchesRepo implements BatchesRepo {
   async lockOfCalls(callIds: string[]): Promise<EndingBatchRow[]> {
     takeLock(this.order, 'batches');
     const { rows } = await sql<EndingBatchRow>`
-          select b.id, b.status, b.max_attempts, b.no_answer_delay_ms, b.busy_delay_ms, b.webhooks
+          select b.id, b.status, b.max_attempts, b.no_answer_delay_ms, b.busy_delay_ms, b.retry_on_voicemail,
+                 b.webhooks
           from batches b
           where b.id in (select batch_id from calls where id = any(${callIds}::text[]) and batch_id is not null)
           order by b.id

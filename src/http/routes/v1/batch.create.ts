@@ -128,6 +128,13 @@ export const BatchBody = Type.Object(
                 busyDelay: Type.Optional(
                   Type.Integer({ minimum: 0, maximum: 604_800_000, default: 300_000 }),
                 ),
+                retryOnVoicemail: Type.Optional(
+                  Type.Boolean({
+                    default: false,
+                    description:
+                      "Call a contact again (after noAnswerDelay, up to maxAttempts) when its call reached voicemail. Off by default: the agent's voicemailMessage is left once, and the contact is done with the outcome VOICEMAIL (outdial's addition to the spec)",
+                  }),
+                ),
               },
               { additionalProperties: false },
             ),
