@@ -33,6 +33,26 @@ export function dialAllowance(load: UserCallLoad): DialAllowance {
 }
 
 /**
+ * Places a campaign leaves free for its user's own single calls: one, when the user has more than
+ * one place. Without it a campaign refilled each place the moment it freed (the dispatcher claims
+ * every pass, 200 ms at most), and the user's single dials answered 429 for as long as it ran.
+ */
+export const PLACES_KEPT_FOR_SINGLE_CALLS = 1;
+
+/** The places a campaign of this user may fill: all but the one kept for single calls (cap > 1). */
+export function campaignPlaces(maxConcurrentCalls: number): number {
+  return maxConcurrentCalls > 1 ? maxConcurrentCalls - PLACES_KEPT_FOR_SINGLE_CALLS : maxConcurrentCalls;
+}
+
+/**
+ * What the dispatcher may claim for a user's campaigns: the dial allowance within the places a
+ * campaign may fill. A single dial keeps `dialAllowance`, so it may take the kept place.
+ */
+export function campaignAllowance(load: UserCallLoad): DialAllowance {
+  return dialAllowance({ ...load, maxConcurrentCalls: campaignPlaces(load.maxConcurrentCalls) });
+}
+
+/**
  * Whether a batch must stop for credit: only when the balance itself is spent. Unreserved minutes
  * that are short only make it wait, since a call in progress that is not answered costs nothing.
  */
