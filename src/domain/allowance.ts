@@ -8,6 +8,15 @@
  */
 export const MINUTES_RESERVED_PER_CALL = 1;
 
+/**
+ * A new user's maxConcurrentCalls (also migration 016's column default). The same as the default of
+ * OUTDIAL_MAX_CONCURRENT_CALLS, a process's own cap: one user alone on a default deployment is held
+ * by the process, not below it. At the spec's default 10 calls a second, 200 places keep the rate
+ * for calls up to 20 s and give 1.7-3.3 calls a second at 1-2 minutes (places = rate x length);
+ * check-status's `throttle` says so. Reasoning in docs/decisions.md, "The default per-user cap".
+ */
+export const DEFAULT_MAX_CONCURRENT_CALLS = 200;
+
 export interface UserCallLoad {
   availableMinutes: number;
   maxConcurrentCalls: number;
