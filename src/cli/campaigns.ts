@@ -4,6 +4,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type PreflightReply, userOfApiKey } from '../client/index.js';
 import type { BatchStatus } from '../domain/batch.js';
 import { isFinalBatch } from '../domain/batch-lifecycle.js';
+import { type BatchThrottle, throttleText } from '../domain/throttle.js';
 import { AdminClient, AdminClientError } from './admin-client.js';
 import { registerCallList } from './calls.js';
 import { contactsFromCsv } from './csv.js';
@@ -213,9 +214,11 @@ export function registerCampaignCommands(program: Command): void {
       );
       printResult(reply, options.json, (r) => {
         const s = r.statistics as Record<string, number>;
+        const p = r.performance as Record<string, number>;
         return [
           `${r.batchId} (${r.name}): ${r.status}`,
           `  ${s.processed}/${s.total} processed (${s.percentComplete}%), ${s.succeeded} succeeded, ${s.failed} failed, ${s.pending} pending`,
+          `  ${p.effectiveCallsPerSecond} calls/s now; throttled: ${throttleText(r.throttle as BatchThrottle | null)}`,
         ];
       });
     });

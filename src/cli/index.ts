@@ -83,7 +83,7 @@ users
   .requiredOption('--name <name>', 'display name')
   .option('--email <email>', 'email address')
   .option('--minutes <n>', 'call minutes to start with', integer)
-  .option('--max-concurrent-calls <n>', 'most calls in progress at once (default 10)', integer)
+  .option('--max-concurrent-calls <n>', 'most calls in progress at once (default 200)', integer)
   .addOption(jsonOption())
   .action(
     async (options: {

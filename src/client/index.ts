@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import type { CallStatus, TranscriptEntry } from '../domain/call.js';
+import type { BatchThrottle, ThrottleReason } from '../domain/throttle.js';
 import type {
   BatchCancelledPayload,
   BatchCompletedPayload,
@@ -48,6 +49,7 @@ export type {
   BatchListItem,
   BatchStatistics,
   BatchStatusPayload,
+  BatchThrottle,
   CallCompletedPayload,
   CallEvent,
   CallListItem,
@@ -60,6 +62,7 @@ export type {
   PreflightReply,
   SummaryReply,
   Suppression,
+  ThrottleReason,
   WebhookEvent,
   WebhookPayload,
 };

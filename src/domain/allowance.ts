@@ -8,6 +8,15 @@
  */
 export const MINUTES_RESERVED_PER_CALL = 1;
 
+/**
+ * A new user's maxConcurrentCalls (also migration 017's column default). The same as the default of
+ * OUTDIAL_MAX_CONCURRENT_CALLS, a process's own cap: one user alone on a default deployment is held
+ * by the process, not below it. At the spec's default 10 calls a second, 200 places keep the rate
+ * for calls up to 20 s and give 1.7-3.3 calls a second at 1-2 minutes (places = rate x length);
+ * check-status's `throttle` says so. Reasoning in docs/decisions.md, "The default per-user cap".
+ */
+export const DEFAULT_MAX_CONCURRENT_CALLS = 200;
+
 export interface UserCallLoad {
   availableMinutes: number;
   maxConcurrentCalls: number;
@@ -30,6 +39,26 @@ export function dialAllowance(load: UserCallLoad): DialAllowance {
   const unreservedMinutes = load.availableMinutes - reservedMinutes;
   const byMinutes = Math.max(Math.floor(unreservedMinutes / MINUTES_RESERVED_PER_CALL), 0);
   return { calls: Math.min(freePlaces, byMinutes), freePlaces, reservedMinutes, unreservedMinutes };
+}
+
+/**
+ * Places a campaign leaves free for its user's own single calls: one, when the user has more than
+ * one place. Without it a campaign refilled each place the moment it freed (the dispatcher claims
+ * every pass, 200 ms at most), and the user's single dials answered 429 for as long as it ran.
+ */
+export const PLACES_KEPT_FOR_SINGLE_CALLS = 1;
+
+/** The places a campaign of this user may fill: all but the one kept for single calls (cap > 1). */
+export function campaignPlaces(maxConcurrentCalls: number): number {
+  return maxConcurrentCalls > 1 ? maxConcurrentCalls - PLACES_KEPT_FOR_SINGLE_CALLS : maxConcurrentCalls;
+}
+
+/**
+ * What the dispatcher may claim for a user's campaigns: the dial allowance within the places a
+ * campaign may fill. A single dial keeps `dialAllowance`, so it may take the kept place.
+ */
+export function campaignAllowance(load: UserCallLoad): DialAllowance {
+  return dialAllowance({ ...load, maxConcurrentCalls: campaignPlaces(load.maxConcurrentCalls) });
 }
 
 /**

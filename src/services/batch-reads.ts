@@ -2,7 +2,9 @@ import { type BatchStatus, batchRatios } from '../domain/batch.js';
 import { isFinalBatch } from '../domain/batch-lifecycle.js';
 import type { CallStatus } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
+import { type BatchThrottle, batchThrottle } from '../domain/throttle.js';
 import type { LiveCallStatus } from '../ports.js';
+import { callLoad } from './call-load.js';
 import type { CallReads } from './calls/reads.js';
 import type { Deps } from './deps.js';
 import type { RecordingLinks } from './recording-links.js';
@@ -29,7 +31,15 @@ export interface BatchStatistics {
     /** Queued contacts outside their calling window, waiting for it to open (issue 15). */
     waitingForWindow: number;
   };
-  performance: { callsPerSecond: number; estimatedTimeRemaining: number | null; elapsedTime: number };
+  performance: {
+    callsPerSecond: number;
+    /** Calls started in the last EFFECTIVE_RATE_WINDOW_MS, per second: the rate the batch dials at now. */
+    effectiveCallsPerSecond: number;
+    estimatedTimeRemaining: number | null;
+    elapsedTime: number;
+  };
+  /** Why the batch dials below its configured rate; null when nothing holds it (issue 24 §5). */
+  throttle: BatchThrottle | null;
   timestamps: {
     createdAt: string;
     startedAt: string | null;
@@ -69,6 +79,17 @@ export interface BatchListItem {
 
 /** Window over which check-status reports the observed call rate. */
 const RATE_WINDOW_MS = 60_000;
+/**
+ * Window of `effectiveCallsPerSecond`: 10 s, short enough to show a campaign held by its places
+ * within seconds of it filling them (the 60 s figure takes a minute to fall), long enough to hold
+ * 100 starts at the default 10 calls/s so one late timer moves it by 1%.
+ */
+const EFFECTIVE_RATE_WINDOW_MS = 10_000;
+/**
+ * A claimed call still unsent this long after its slot is held by its trunk: the dispatcher's own
+ * start check delays a call by a second at most (its window guard), and a busy event loop adds less.
+ */
+const TRUNK_HELD_AFTER_MS = 2_000;
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
@@ -85,29 +106,45 @@ interface CallsUp {
   youngest: Date | null;
   /** Mean dial-to-end length of the batch's latest ended calls; null before any ended. */
   meanMs: number | null;
+  /** Calls claimed past their slot and not sent: held by their SIP trunk's caps. */
+  held: number;
+}
+
+/** A batch's queued contacts whose next attempt (a retry) is due later, and the last one's due time. */
+interface RetriesWaiting {
+  count: number;
+  lastDueAt: Date | null;
 }
 
 /**
- * The time left of a running batch, in ms: the contacts not yet dialed at the observed rate, plus
- * one call's length for the last of them to end; with nothing left to dial, until the latest call
- * still up is expected to end. Contacts whose call is still up count as processed only when it
- * ends, so without the calls' length a batch whose last calls talk for minutes read "0 s" that long.
- * Never 0 while a call is up (at least 1 s), null when nothing is left and nothing is up.
+ * The time left of a running batch, in ms, the longest of: the contacts due to be dialed at the
+ * observed rate plus one call's length; the last retry's due time plus its dial and one call's
+ * length (a batch whose contacts all wait on a one-hour retry read "32 s" before, issue 24); and
+ * while calls are up, until the latest of them is expected to end. Contacts whose call is still up
+ * count as processed only when it ends, so without the calls' length a batch whose last calls talk
+ * for minutes read "0 s" that long. Never 0 while a call is up (at least 1 s), null when nothing is
+ * left, waiting or up.
  */
 export function timeLeft(
   remaining: number,
   rate: number,
   calls: CallsUp | null,
+  retries: RetriesWaiting,
   now: Date,
   config: Pick<Deps['config'], 'estimatedMinutesPerCall'>,
 ): number | null {
   const live = calls?.live ?? 0;
   const callMs = calls?.meanMs ?? config.estimatedMinutesPerCall * 60_000;
-  const toDial = Math.max(remaining - live, 0);
-  if (toDial > 0) return Math.round((toDial / rate) * 1000 + callMs);
-  if (live === 0) return null;
-  const age = calls?.youngest ? now.getTime() - calls.youngest.getTime() : 0;
-  return Math.max(Math.round(callMs - age), 1000);
+  const toDial = Math.max(remaining - live - retries.count, 0);
+  let left = toDial > 0 ? (toDial / rate) * 1000 + callMs : 0;
+  if (retries.count > 0 && retries.lastDueAt) {
+    left = Math.max(left, retries.lastDueAt.getTime() - now.getTime() + 1000 / rate + callMs);
+  }
+  if (live > 0) {
+    const age = calls?.youngest ? now.getTime() - calls.youngest.getTime() : 0;
+    left = Math.max(left, callMs - age, 1000);
+  }
+  return left > 0 ? Math.round(left) : null;
 }
 
 /** How old a check-status snapshot may be. */
@@ -162,10 +199,12 @@ export class BatchReads {
   }
 
   /** The batch's calls still up, and how long its latest calls lasted (dial to end), for the time left. */
-  private async callsUp(batchId: string): Promise<CallsUp> {
-    const row = await this.deps.store.calls.callsUp(batchId, CALL_LENGTH_SAMPLE);
+  private async callsUp(batchId: string, now: Date): Promise<CallsUp> {
+    const slotBefore = new Date(now.getTime() - TRUNK_HELD_AFTER_MS);
+    const row = await this.deps.store.calls.callsUp(batchId, CALL_LENGTH_SAMPLE, slotBefore);
     return {
       live: row?.live ?? 0,
+      held: row?.held ?? 0,
       youngest: row?.youngest ? new Date(row.youngest) : null,
       meanMs: row?.mean_ms === null || row?.mean_ms === undefined ? null : Number(row.mean_ms),
     };
@@ -177,12 +216,19 @@ export class BatchReads {
     if (!batch) throw new AppError('NOT_FOUND');
     const now = clock.now();
     const finished = isFinalBatch(batch.status);
-    const [recent, window, waiting, calls] = await Promise.all([
+    const dialing = batch.status === 'processing' || batch.status === 'pending';
+    const [recent, started, waits, calls, load] = await Promise.all([
       store.calls.recentOfBatch(batchId, limit),
-      store.calls.countCreatedBetween(batchId, new Date(now.getTime() - RATE_WINDOW_MS), now),
-      // Only batches with a window have such contacts (batch_contacts_window_wait_idx, partial).
-      batch.calling_window === null ? 0 : store.batchContacts.waitingForWindow(batchId),
-      finished ? null : this.callsUp(batchId),
+      store.calls.startedSince(
+        batchId,
+        new Date(now.getTime() - RATE_WINDOW_MS),
+        new Date(now.getTime() - EFFECTIVE_RATE_WINDOW_MS),
+        now,
+      ),
+      finished ? null : store.batchContacts.queueWaits(batchId, now),
+      finished ? null : this.callsUp(batchId, now),
+      // The user's places, for the throttle: one statement, only while the batch dials.
+      dialing ? callLoad(store, batch.user_id, { lock: false }) : null,
     ]);
     const pending = Math.max(
       batch.total -
@@ -199,7 +245,9 @@ export class BatchReads {
     const windowMs = startedAt
       ? Math.min(RATE_WINDOW_MS, Math.max(now.getTime() - startedAt.getTime(), 1000))
       : RATE_WINDOW_MS;
-    const callsPerSecond = round2(window / (windowMs / 1000));
+    const callsPerSecond = round2(started.all / (windowMs / 1000));
+    const effectiveMs = Math.min(windowMs, EFFECTIVE_RATE_WINDOW_MS);
+    const effectiveCallsPerSecond = round2(started.recent / (effectiveMs / 1000));
     const remaining = batch.total - batch.processed;
     const rate = callsPerSecond > 0 ? callsPerSecond : batch.max_calls_per_second;
     return {
@@ -218,13 +266,31 @@ export class BatchReads {
         cancelled: batch.cancelled_jobs,
         withoutConsent: batch.skipped,
         suppressed: batch.suppressed,
-        waitingForWindow: waiting,
+        waitingForWindow: waits?.waiting_for_window ?? 0,
       },
       performance: {
         callsPerSecond,
-        estimatedTimeRemaining: finished ? 0 : timeLeft(remaining, rate, calls, now, this.deps.config),
+        effectiveCallsPerSecond,
+        estimatedTimeRemaining: finished
+          ? 0
+          : timeLeft(
+              remaining,
+              rate,
+              calls,
+              { count: waits?.retrying ?? 0, lastDueAt: waits?.last_retry_at ?? null },
+              now,
+              this.deps.config,
+            ),
         elapsedTime: elapsed,
       },
+      throttle: batchThrottle({
+        status: batch.status,
+        dueNow: waits?.due_now ?? false,
+        load,
+        waitingForTrunk: calls?.held ?? 0,
+        waitingForWindow: waits?.waiting_for_window ?? 0,
+        nextOpening: waits?.next_opening ?? null,
+      }),
       timestamps: {
         createdAt: batch.created_at.toISOString(),
         startedAt: startedAt?.toISOString() ?? null,

@@ -3,6 +3,7 @@ import type { ConsentRecord } from '../domain/batch.js';
 import { isFinalBatch } from '../domain/batch-lifecycle.js';
 import type { CallChannel, TranscriptEntry } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
+import { throttleText } from '../domain/throttle.js';
 import type { BatchReads, BatchStatistics } from './batch-reads.js';
 import type { Deps } from './deps.js';
 
@@ -15,6 +16,8 @@ export interface BatchDashboard {
   series: Array<[number, number]>;
   /** Call attempts by status: a contact dialed three times counts three times. */
   outcomes: Record<string, number>;
+  /** `batch.throttle` in a sentence (`throttleText`), which the page's script writes as it is. */
+  throttleText: string;
   /** The latest calls with their summaries. */
   calls: Array<{
     id: string;
@@ -99,6 +102,7 @@ export class DashboardReads {
         isFinalBatch(batch.status) ? null : Math.floor(this.deps.clock.now().getTime() / 1000),
       ),
       outcomes: Object.fromEntries(outcomes.map((row) => [row.status, row.count])),
+      throttleText: throttleText(batch.throttle),
       calls: calls.map((row) => ({
         id: row.id,
         status: row.status,

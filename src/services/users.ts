@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { dialAllowance } from '../domain/allowance.js';
+import { DEFAULT_MAX_CONCURRENT_CALLS, dialAllowance } from '../domain/allowance.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { StoredWebhookSecrets, UserRow } from '../store/users.js';
@@ -65,7 +65,7 @@ export class UserService {
   }): Promise<UserView> {
     const row = await this.deps.store.users.insert({
       id: newId('usr'),
-      ...(input.maxConcurrentCalls === undefined ? {} : { max_concurrent_calls: input.maxConcurrentCalls }),
+      max_concurrent_calls: input.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS,
       name: input.name,
       email: input.email ?? null,
       available_minutes: input.minutes ?? 0,

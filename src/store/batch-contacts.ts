@@ -57,12 +57,25 @@ export interface ContactMove {
   serviceFailure: boolean;
 }
 
+export interface QueueWaits {
+  /** A queued contact is due now (neither a retry to come nor waiting for its window). */
+  due_now: boolean;
+  /** Queued contacts whose next attempt (a retry) is due later. */
+  retrying: number;
+  last_retry_at: Date | null;
+  waiting_for_window: number;
+  next_opening: Date | null;
+}
+
 /** The batches' contact queue, as far as the code converted so far reads it (issue 23 moves the rest). */
 export interface BatchContactsRepo {
   /** Queued contacts due now, of batches in one of these statuses (the queue-depth gauge). */
   dueCount(batchStatuses: readonly string[]): Promise<number>;
-  /** A batch's queued contacts waiting for their calling window. */
-  waitingForWindow(batchId: string): Promise<number>;
+  /**
+   * What a batch's queued contacts wait for at `now`: whether one is due, the retries not yet due
+   * and the last one's due time, and those waiting for their calling window with its first opening.
+   */
+  queueWaits(batchId: string, now: Date): Promise<QueueWaits>;
   /** How many service failures in a row each of these contacts has had (issue 24's backoff). */
   serviceFailuresOf(contacts: Array<{ batchId: string; seq: number }>): Promise<Map<string, number>>;
   /** Up to `limit` of a batch's contacts after `afterSeq`, in batch order. */

@@ -148,16 +148,23 @@ export interface CallsRepo {
   forRecording(callId: string, userId: string | null): Promise<RecordedCallRow | undefined>;
   /** A batch's latest calls, newest first; all of them when `limit` is null. */
   recentOfBatch(batchId: string, limit: number | null): Promise<RecentCallRow[]>;
-  /** How many of a batch's calls were created in (from, to]. */
-  countCreatedBetween(batchId: string, from: Date, to: Date): Promise<number>;
+  /** How many of a batch's calls started in (from, to], and how many of them in (recentFrom, to]. */
+  startedSince(
+    batchId: string,
+    from: Date,
+    recentFrom: Date,
+    to: Date,
+  ): Promise<{ all: number; recent: number }>;
   /**
-   * A batch's calls in progress, the youngest one's start, and the mean length (dial to end) of
-   * its latest `sample` ended calls.
+   * A batch's calls in progress, the youngest one's start, the mean length (dial to end) of its
+   * latest `sample` ended calls, and how many in progress are still unsent with their slot before
+   * `slotBefore` (held by their SIP trunk's caps).
    */
   callsUp(
     batchId: string,
     sample: number,
-  ): Promise<{ live: number; youngest: Date | null; mean_ms: number | null } | undefined>;
+    slotBefore: Date,
+  ): Promise<{ live: number; youngest: Date | null; mean_ms: number | null; held: number } | undefined>;
   /** Calls created per second over the batch's last 10 minutes of calls (epoch second, count). */
   perSecond(batchId: string): Promise<Array<{ second: number; count: number }>>;
   /** A batch's calls counted by status. */

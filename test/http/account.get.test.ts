@@ -23,7 +23,7 @@ describe('GET /api/v1/account', () => {
       userId: account.userId,
       availableMinutes: 25,
       reservedMinutes: 0,
-      maxConcurrentCalls: 10,
+      maxConcurrentCalls: 200,
       activeCalls: 0,
     });
   });
@@ -44,7 +44,7 @@ describe('GET /api/v1/account', () => {
       userId: account.userId,
       availableMinutes: 25,
       reservedMinutes: 1,
-      maxConcurrentCalls: 10,
+      maxConcurrentCalls: 200,
       activeCalls: 1,
     });
   });

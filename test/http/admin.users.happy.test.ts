@@ -21,7 +21,7 @@ describe('admin users: happy path', () => {
       name: 'Acme',
       email: 'ops@acme.test',
       availableMinutes: 50,
-      maxConcurrentCalls: 10,
+      maxConcurrentCalls: 200,
     });
 
     expect((await t.admin('GET', `/admin/v1/users/${user.id}`)).json()).toEqual(user);
@@ -34,7 +34,7 @@ describe('admin users: happy path', () => {
 
   it('defaults email to null and minutes to 0', async () => {
     const created = await t.admin('POST', '/admin/v1/users', { name: 'Bare' });
-    expect(created.json()).toMatchObject({ email: null, availableMinutes: 0, maxConcurrentCalls: 10 });
+    expect(created.json()).toMatchObject({ email: null, availableMinutes: 0, maxConcurrentCalls: 200 });
   });
 
   it('sets maxConcurrentCalls at creation and changes it (and only the fields given) with PATCH', async () => {

@@ -41,7 +41,7 @@ describe('admin users list', () => {
       name: 'User 5',
       email: null,
       availableMinutes: 50,
-      maxConcurrentCalls: 10,
+      maxConcurrentCalls: 200,
     });
     expect(res.body).not.toContain('whsec_');
   });

@@ -88,7 +88,7 @@ describe(`outdial serve and the CLI, from a first start (${STORE})`, () => {
       name: 'Acme',
       email: 'ops@acme.test',
       availableMinutes: 5,
-      maxConcurrentCalls: 10,
+      maxConcurrentCalls: 200,
     });
     expect(await cli('users', 'update', user.id, '--max-concurrent-calls', '3')).toMatchObject({
       id: user.id,
@@ -253,7 +253,7 @@ describe(`outdial serve and the CLI, from a first start (${STORE})`, () => {
     expect(paged).toEqual(everyone.users.map((u) => u.id));
     const human = await cli('users', 'list', '--limit', '1');
     expect(human.stdout).toMatch(
-      new RegExp(`^${created[2]?.id}\\s+0 min\\s+max\\s+10 calls\\s+Lister C <C@list.test>$`, 'm'),
+      new RegExp(`^${created[2]?.id}\\s+0 min\\s+max\\s+200 calls\\s+Lister C <C@list.test>$`, 'm'),
     );
 
     const bad = await cli('users', 'list', '--cursor', 'nope');

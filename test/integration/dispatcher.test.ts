@@ -36,6 +36,20 @@ describe(`dispatcher on ${STORE}`, () => {
     return res.json().batchId;
   }
 
+  /** Sets the user's maxConcurrentCalls through the admin API. */
+  async function limitPlaces(app: TestApp, account: Account, maxConcurrentCalls: number): Promise<void> {
+    const patched = await app.admin('PATCH', `/admin/v1/users/${account.userId}`, { maxConcurrentCalls });
+    expect(patched.json().maxConcurrentCalls).toBe(maxConcurrentCalls);
+  }
+
+  const dialSingle = (app: TestApp, account: Account, to: string) =>
+    app.request({
+      method: 'POST',
+      url: '/api/v1/call/dial',
+      key: account.key,
+      payload: { to, agentConfigId: account.agentId },
+    });
+
   async function status(app: TestApp, account: Account, batchId: string) {
     const res = await app.request({
       method: 'GET',
@@ -340,15 +354,9 @@ describe(`dispatcher on ${STORE}`, () => {
       overrides: { dispatchTickMs: 20 },
     });
     const account = await t.createAccount({ minutes: 1000 });
-    const patched = await t.admin('PATCH', `/admin/v1/users/${account.userId}`, { maxConcurrentCalls: 2 });
-    expect(patched.json().maxConcurrentCalls).toBe(2);
+    await limitPlaces(t, account, 2);
     // A single call takes one of the two places first.
-    const single = await t.request({
-      method: 'POST',
-      url: '/api/v1/call/dial',
-      key: account.key,
-      payload: { to: '+14155559900', agentConfigId: account.agentId },
-    });
+    const single = await dialSingle(t, account, '+14155559900');
     expect(single.statusCode, single.body).toBe(200);
     const batchId = await submit(t, account, { contacts: numbers(6), options: { maxCallsPerSecond: 30 } });
     const done = await until(t, account, batchId, ['completed', 'failed']);
@@ -359,6 +367,32 @@ describe(`dispatcher on ${STORE}`, () => {
     // Waiting cost no attempt: each contact was called once, and answered.
     for (const call of calls) expect(call).toMatchObject({ status: 'COMPLETED', attempt: 1 });
     expect(maxOverlap(calls)).toBeLessThanOrEqual(2);
+  });
+
+  it("leaves one of the user's places free for single calls: a campaign that would fill every place takes all but one, and a single dial succeeds while it runs", async () => {
+    t = await startTestApp({
+      workers: true,
+      env: { OUTDIAL_SIM_RING_MS: '30', OUTDIAL_SIM_TALK_MS: '1500' },
+      overrides: { dispatchTickMs: 20 },
+    });
+    const account = await t.createAccount({ minutes: 1000 });
+    await limitPlaces(t, account, 3);
+    const batchId = await submit(t, account, { contacts: numbers(8), options: { maxCallsPerSecond: 30 } });
+    // The campaign fills the two places it may take, and keeps them full.
+    await eventually(async () => {
+      const up = (await callsOf(t as TestApp, account.userId)).filter((c) => c.status === 'ONGOING');
+      return up.length === 2 ? true : undefined;
+    });
+    const single = await dialSingle(t, account, '+14155559901');
+    expect(single.statusCode, single.body).toBe(200);
+    const during = await status(t, account, batchId);
+    expect(during.status).toBe('processing');
+    const done = await until(t, account, batchId, ['completed', 'failed']);
+    expect(done.status).toBe('completed');
+    const calls = await callsOf(t, account.userId);
+    expect(calls).toHaveLength(9);
+    expect(maxOverlap(calls.filter((c) => c.batch_id === batchId))).toBeLessThanOrEqual(2);
+    expect(maxOverlap(calls)).toBeLessThanOrEqual(3);
   });
 
   it('keeps a minute in reserve for each call in progress: a batch waits for unreserved minutes instead of overspending', async () => {

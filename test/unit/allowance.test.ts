@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { dialAllowance, outOfMinutes } from '../../src/domain/allowance.js';
+import {
+  campaignAllowance,
+  campaignPlaces,
+  dialAllowance,
+  outOfMinutes,
+} from '../../src/domain/allowance.js';
 
 describe('dial allowance', () => {
   it('allows no more calls than the free places nor the unreserved minutes', () => {
@@ -24,6 +29,19 @@ describe('dial allowance', () => {
         unreservedMinutes: -5,
       },
     );
+  });
+
+  it('leaves one place free for single calls when a campaign claims, unless the user has only one', () => {
+    expect(campaignPlaces(10)).toBe(9);
+    expect(campaignPlaces(2)).toBe(1);
+    expect(campaignPlaces(1)).toBe(1);
+    expect(
+      campaignAllowance({ availableMinutes: 100, maxConcurrentCalls: 3, callsInProgress: 2 }).calls,
+    ).toBe(0);
+    expect(dialAllowance({ availableMinutes: 100, maxConcurrentCalls: 3, callsInProgress: 2 }).calls).toBe(1);
+    expect(
+      campaignAllowance({ availableMinutes: 100, maxConcurrentCalls: 1, callsInProgress: 0 }).calls,
+    ).toBe(1);
   });
 
   it('stops a batch for credit only when the balance itself is spent', () => {

@@ -1,5 +1,5 @@
 import { dialVariables } from '../../domain/agent-call.js';
-import { dialAllowance, outOfMinutes } from '../../domain/allowance.js';
+import { campaignAllowance, outOfMinutes } from '../../domain/allowance.js';
 import { ACTIVE_BATCH_STATUSES, isActiveBatch } from '../../domain/batch-lifecycle.js';
 import { failedDialEnd } from '../../domain/call.js';
 import { nextCallableAt, windowFromRow } from '../../domain/calling-window.js';
@@ -235,7 +235,7 @@ export class Dispatcher {
   private async allowance(userId: string): Promise<Allowance> {
     const load = await callLoad(this.options.deps.store, userId, { lock: false });
     if (!load) return { calls: 0, outOfMinutes: false };
-    return { calls: dialAllowance(load).calls, outOfMinutes: outOfMinutes(load) };
+    return { calls: campaignAllowance(load).calls, outOfMinutes: outOfMinutes(load) };
   }
 
   /**
@@ -274,9 +274,10 @@ export class Dispatcher {
       const current = await repos.batches.lockStatus(batch.id);
       if (!current || !isActiveBatch(current)) return [];
       // Then the user's row: what their free places and unreserved minutes allow, counted with
-      // every claim and single dial committed before, here or in another process.
+      // every claim and single dial committed before, here or in another process; one place stays
+      // free for the user's single calls (campaignAllowance).
       const load = await callLoad(repos, batch.user_id, { lock: true });
-      const limit = load ? Math.min(delays.length, dialAllowance(load).calls) : 0;
+      const limit = load ? Math.min(delays.length, campaignAllowance(load).calls) : 0;
       if (limit <= 0) return [];
       const rows = await this.gate(repos, batch, limit, now);
       if (rows.length === 0) return [];

@@ -5,6 +5,7 @@ import type {
   ContactMove,
   DueContactRow,
   ExportRow,
+  QueueWaits,
 } from '../../../store/batch-contacts.js';
 import type { Db } from '../database.js';
 import { type LockOrder, takeLock } from './locks.js';
@@ -45,15 +46,30 @@ export class PgBatchContactsRepo implements BatchContactsRepo {
     return due.rows[0]?.n ?? 0;
   }
 
-  async waitingForWindow(batchId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('batch_contacts')
-      .select(sql<number>`count(*)::int`.as('n'))
-      .where('batch_id', '=', batchId)
-      .where('state', '=', 'queued')
-      .where('window_wait', '=', true)
-      .executeTakeFirstOrThrow();
-    return row.n;
+  async queueWaits(batchId: string, now: Date): Promise<QueueWaits> {
+    // Each part reads one partial index: batch_contacts_due_idx (queued, by due time) for the due
+    // and the retries, batch_contacts_window_wait_idx for the window; a batch's whole queue is
+    // never counted (at the start every contact is due, and only whether one is matters).
+    const { rows } = await sql<QueueWaits>`
+      select
+        exists (select 1 from batch_contacts where batch_id = ${batchId} and state = 'queued'
+                and not window_wait and next_attempt_at <= ${now}) as due_now,
+        (select count(*)::int from batch_contacts where batch_id = ${batchId} and state = 'queued'
+                and not window_wait and next_attempt_at > ${now}) as retrying,
+        (select max(next_attempt_at) from batch_contacts where batch_id = ${batchId} and state = 'queued'
+                and not window_wait and next_attempt_at > ${now}) as last_retry_at,
+        (select count(*)::int from batch_contacts where batch_id = ${batchId} and state = 'queued'
+                and window_wait) as waiting_for_window,
+        (select min(next_attempt_at) from batch_contacts where batch_id = ${batchId} and state = 'queued'
+                and window_wait) as next_opening`.execute(this.db);
+    const row = rows[0];
+    return {
+      due_now: row?.due_now ?? false,
+      retrying: row?.retrying ?? 0,
+      last_retry_at: row?.last_retry_at ? new Date(row.last_retry_at) : null,
+      waiting_for_window: row?.waiting_for_window ?? 0,
+      next_opening: row?.next_opening ? new Date(row.next_opening) : null,
+    };
   }
 
   async serviceFailuresOf(contacts: Array<{ batchId: string; seq: number }>): Promise<Map<string, number>> {

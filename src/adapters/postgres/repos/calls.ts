@@ -55,29 +55,43 @@ export class PgCallsRepo implements CallsRepo {
     return query.execute();
   }
 
-  async countCreatedBetween(batchId: string, from: Date, to: Date): Promise<number> {
+  async startedSince(
+    batchId: string,
+    from: Date,
+    recentFrom: Date,
+    to: Date,
+  ): Promise<{ all: number; recent: number }> {
     const row = await this.db
       .selectFrom('calls')
-      .select(sql<number>`count(*)::int`.as('n'))
+      .select([
+        sql<number>`count(*)::int`.as('all'),
+        sql<number>`(count(*) filter (where created_at > ${recentFrom}))::int`.as('recent'),
+      ])
       .where('batch_id', '=', batchId)
       .where('created_at', '>', from)
       .where('created_at', '<=', to)
       .executeTakeFirstOrThrow();
-    return row.n;
+    return { all: row.all, recent: row.recent };
   }
 
   async callsUp(
     batchId: string,
     sample: number,
-  ): Promise<{ live: number; youngest: Date | null; mean_ms: number | null } | undefined> {
-    const { rows } = await sql<{ live: number; youngest: Date | null; mean_ms: number | null }>`
+    slotBefore: Date,
+  ): Promise<{ live: number; youngest: Date | null; mean_ms: number | null; held: number } | undefined> {
+    // `held`: a claimed call's created_at is its slot until the send rewrites it, and its dial
+    // record stays 'waiting' until then; the SIP provider keeps it there while the trunk is full.
+    const { rows } = await sql<{ live: number; youngest: Date | null; mean_ms: number | null; held: number }>`
       select
         (select count(*)::int from calls where batch_id = ${batchId} and status = 'ONGOING') as live,
         (select max(created_at) from calls where batch_id = ${batchId} and status = 'ONGOING') as youngest,
         (select avg(extract(epoch from ended_at - created_at) * 1000)::float8 from (
           select created_at, ended_at from calls
           where batch_id = ${batchId} and ended_at is not null
-          order by created_at desc limit ${sample}) ended) as mean_ms`.execute(this.db);
+          order by created_at desc limit ${sample}) ended) as mean_ms,
+        (select count(*)::int from calls c join dials d on d.call_id = c.id
+          where c.batch_id = ${batchId} and c.status = 'ONGOING' and d.state = 'waiting'
+            and c.created_at < ${slotBefore}) as held`.execute(this.db);
     return rows[0];
   }
 

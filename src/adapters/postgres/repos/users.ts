@@ -19,7 +19,7 @@ export class PgUsersRepo implements UsersRepo {
       .insertInto('users')
       .values({
         ...rest,
-        // Unset: the column's default (10).
+        // Unset: the column's default (200, migration 017; UserService always sets it).
         ...(max_concurrent_calls === undefined ? {} : { max_concurrent_calls }),
         previous_webhook_secret: null,
         webhook_secret_rotated_at: null,

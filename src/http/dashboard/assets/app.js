@@ -156,6 +156,10 @@
       set(field, stats[field]);
     set('successRate', `${stats.successRate}%`);
     set('callsPerSecond', batch.performance.callsPerSecond);
+    set('effectiveCallsPerSecond', batch.performance.effectiveCallsPerSecond);
+    set('throttle', data.throttleText);
+    const throttleNode = root.querySelector('[data-field="throttle"]');
+    if (throttleNode) throttleNode.dataset.reason = batch.throttle ? batch.throttle.reason : '';
     const eta = batch.performance.estimatedTimeRemaining;
     set('eta', eta === null ? '—' : duration(Math.round(eta / 1000)));
 

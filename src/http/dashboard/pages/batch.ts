@@ -121,8 +121,10 @@ function batchPage(data: Awaited<ReturnType<DashboardReads['batch']>>, csrf: str
         <div><dt>Waiting for window</dt><dd data-field="waitingForWindow">${s.waitingForWindow}</dd></div>
         <div><dt>Success rate</dt><dd data-field="successRate">${s.successRate}%</dd></div>
         <div><dt>Calls / s</dt><dd data-field="callsPerSecond">${batch.performance.callsPerSecond}</dd></div>
+        <div><dt>Calls / s now</dt><dd data-field="effectiveCallsPerSecond">${batch.performance.effectiveCallsPerSecond}</dd></div>
         <div><dt>Time left</dt><dd data-field="eta">${timeLeftText(batch.performance.estimatedTimeRemaining)}</dd></div>
       </dl>
+      <p>Throttled: <span data-field="throttle" data-reason="${batch.throttle?.reason ?? ''}" aria-live="polite">${data.throttleText}</span></p>
       ${controlForm(batch, csrf, 'cancel', 'Cancel campaign', 'Cancel this campaign? Queued contacts will not be called.')}
       ${controlForm(batch, csrf, 'pause', 'Pause campaign')}
       ${controlForm(batch, csrf, 'resume', 'Resume campaign')}

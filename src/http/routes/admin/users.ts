@@ -17,7 +17,7 @@ const MaxConcurrentCalls = Type.Integer({
   minimum: 1,
   maximum: 100_000,
   description:
-    'Most calls in progress at once (default 10): a single dial beyond it answers 429 CONCURRENCY_LIMIT, batches wait for a free place',
+    'Most calls in progress at once (default 200): a single dial beyond it answers 429 CONCURRENCY_LIMIT; campaigns fill all but one place (kept for single calls) and wait for a free one',
 });
 
 const WebhookSecret = Type.Object({

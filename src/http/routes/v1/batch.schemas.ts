@@ -1,8 +1,51 @@
 import { Type } from '@sinclair/typebox';
 import { BATCH_STATUSES, type BatchStatus } from '../../../domain/batch.js';
+import { THROTTLE_REASONS, type ThrottleReason } from '../../../domain/throttle.js';
 import { CallStatusSchema, DateTime, Id, Nullable } from '../../schemas/common.js';
 
 export const BatchStatusSchema = Type.Unsafe<BatchStatus>({ type: 'string', enum: [...BATCH_STATUSES] });
+
+/** One object with the reason's fields (a union would make each client tell the shapes apart by hand). */
+export const ThrottleSchema = Type.Object(
+  {
+    reason: Type.Unsafe<ThrottleReason>({
+      type: 'string',
+      enum: [...THROTTLE_REASONS],
+      description:
+        "user-concurrency: the user's calls in progress fill the places campaigns may use (limit, inProgress, keptForSingleCalls); trunk-capacity: calls wait for a place on their SIP trunk (waitingForTrunk); calling-window: no contact is due and some wait for their calling window (waitingForWindow, nextOpening); dependency-unavailable: reserved for a service outage, not produced yet",
+    }),
+    limit: Type.Optional(Type.Integer({ description: "The user's maxConcurrentCalls (user-concurrency)" })),
+    inProgress: Type.Optional(
+      Type.Integer({ description: "The user's calls in progress, single and batch (user-concurrency)" }),
+    ),
+    keptForSingleCalls: Type.Optional(
+      Type.Integer({ description: 'Places campaigns leave free for single calls (user-concurrency)' }),
+    ),
+    waitingForTrunk: Type.Optional(
+      Type.Integer({
+        description: 'Calls past their slot waiting for a place on their SIP trunk (trunk-capacity)',
+      }),
+    ),
+    waitingForWindow: Type.Optional(
+      Type.Integer({ description: 'Contacts waiting for their calling window to open (calling-window)' }),
+    ),
+    nextOpening: Type.Optional(
+      Nullable(
+        Type.String({
+          format: 'date-time',
+          description: 'The earliest opening among them, if known (calling-window)',
+        }),
+      ),
+    ),
+    dependency: Type.Optional(
+      Type.String({ description: 'The service unavailable (dependency-unavailable)' }),
+    ),
+  },
+  {
+    description:
+      'Why the batch dials below its maxCallsPerSecond; null when nothing holds it back. Derived from counts at read time (docs/decisions.md, issue 24)',
+  },
+);
 
 export const BatchIdQuery = Type.Object(
   { batchId: Id('The batchId returned by batch creation') },
@@ -40,9 +83,13 @@ export const BatchStatisticsSchema = Type.Object({
   }),
   performance: Type.Object({
     callsPerSecond: Type.Number({ description: 'Observed over the last 60 s' }),
+    effectiveCallsPerSecond: Type.Number({
+      description: 'Calls started in the last 10 s, per second: the rate the batch dials at now',
+    }),
     estimatedTimeRemaining: Nullable(Type.Number({ description: 'Milliseconds' })),
     elapsedTime: Type.Number({ description: 'Milliseconds since the first call' }),
   }),
+  throttle: Nullable(ThrottleSchema),
   timestamps: Type.Object({
     createdAt: DateTime,
     startedAt: Nullable(DateTime),
