@@ -474,13 +474,15 @@ async function runOnce(index: number, seed: number, opts: Options): Promise<RunR
         status: string;
         error: string | null;
         minutes_charged: number;
-      }>(`select id, phone_number, status, error, minutes_charged from ${schema}.calls`)
+        failure_source: string | null;
+      }>(`select id, phone_number, status, error, minutes_charged, failure_source from ${schema}.calls`)
     ).map<AttemptRow>((row) => ({
       id: row.id,
       phoneNumber: row.phone_number,
       status: row.status,
       error: row.error,
       minutesCharged: row.minutes_charged,
+      failureSource: row.failure_source,
     }));
     const balance = await q<{ available_minutes: number }>(
       `select available_minutes from ${schema}.users where id = $1`,
@@ -531,7 +533,7 @@ function runLine(index: number, seed: number, r: RunResult): string {
     `dialed twice ${t.dialedTwice} (numbers ${t.numbersDialedTwice})`,
     `stuck ${t.stuck}${r.settled ? '' : ' (not settled)'}`,
     `attempts without a dial ${t.attemptsWithoutDial}`,
-    `answered ${t.answeredCalls} calls ${t.answeredMinutes} min, charged ${t.chargedMinutes} min (balance -${t.balanceTaken}), under ${t.underCharged} over ${t.overCharged}`,
+    `answered ${t.answeredCalls} calls ${t.answeredMinutes} min owed (+${t.ourFailureMinutes} min of ${t.ourFailureCalls} cut-off calls, ours), charged ${t.chargedMinutes} min (balance -${t.balanceTaken}), under ${t.underCharged} over ${t.overCharged}`,
     `kills ${r.kills}${r.ingestKillLanded === null ? '' : r.ingestKillLanded ? ' (one during ingest)' : ' (ingest done before the kill)'}`,
     `${r.seconds} s`,
   ].join(' | ')}`;
@@ -551,7 +553,9 @@ function table(sum: RunTotals, runs: number, kills: number, seconds: number): st
     ['attempts used without reaching the carrier', sum.attemptsWithoutDial],
     ['answered calls (sipp)', sum.answeredCalls],
     ['answered seconds (sipp)', sum.answeredSeconds],
-    ['answered minutes, as billed per call (sipp)', sum.answeredMinutes],
+    ['answered minutes owed, as billed per call (sipp)', sum.answeredMinutes],
+    ['  answered calls that failed on our side (cut off), not owed', sum.ourFailureCalls],
+    ['  their minutes, as billed per call (sipp)', sum.ourFailureMinutes],
     ['minutes charged (calls.minutes_charged)', sum.chargedMinutes],
     ["minutes taken from the user's balance", sum.balanceTaken],
     ['numbers charged less than answered', sum.underCharged],

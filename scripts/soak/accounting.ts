@@ -7,6 +7,8 @@ export interface AttemptRow {
   status: string;
   error: string | null;
   minutesCharged: number;
+  /** calls.failure_source: 'service' when the call failed on our side (a process cut off): never charged. */
+  failureSource: string | null;
 }
 
 export interface RunFacts {
@@ -43,8 +45,14 @@ export interface RunTotals {
   stuck: number;
   answeredCalls: number;
   answeredSeconds: number;
-  /** Minutes the carrier would bill: each answered call's started minutes. */
+  /**
+   * Minutes the user owes: each answered call's started minutes, except the calls that failed on
+   * our side (a process cut off after the answer), which are not charged (issue 24).
+   */
   answeredMinutes: number;
+  /** Answered calls that failed on our side, and their started minutes: kept, never charged. */
+  ourFailureCalls: number;
+  ourFailureMinutes: number;
   /** Sum of calls.minutes_charged. */
   chargedMinutes: number;
   balanceTaken: number;
@@ -89,6 +97,8 @@ export function account(facts: RunFacts): RunTotals {
     answeredCalls: 0,
     answeredSeconds: 0,
     answeredMinutes: 0,
+    ourFailureCalls: 0,
+    ourFailureMinutes: 0,
     chargedMinutes: 0,
     balanceTaken: facts.balanceTaken,
     underCharged: 0,
@@ -116,9 +126,16 @@ export function account(facts: RunFacts): RunTotals {
     if (extra > 0) totals.numbersDialedTwice++;
     totals.attemptsWithoutDial += Math.max(0, expected - (calls.length - extra));
     totals.stuck += rows.filter((row) => row.status === 'ONGOING').length;
-    const billed = calls
-      .filter((call) => call.answeredAt !== null)
-      .reduce((sum, call) => sum + Math.ceil(answeredSeconds(call) / 60), 0);
+    // A call whose row says it failed on our side owes nothing; linked by our call id in the INVITE.
+    const ours = new Set(rows.filter((row) => row.failureSource === 'service').map((row) => row.id));
+    const isOurs = (call: CarrierCall) => call.ourCallId !== null && ours.has(call.ourCallId);
+    const minutesOf = (call: CarrierCall) => Math.ceil(answeredSeconds(call) / 60);
+    const answered = calls.filter((call) => call.answeredAt !== null);
+    const billed = answered.filter((call) => !isOurs(call)).reduce((sum, call) => sum + minutesOf(call), 0);
+    for (const call of answered.filter(isOurs)) {
+      totals.ourFailureCalls++;
+      totals.ourFailureMinutes += minutesOf(call);
+    }
     const charged = rows.reduce((sum, row) => sum + row.minutesCharged, 0);
     for (const call of calls) {
       if (call.answeredAt === null) continue;

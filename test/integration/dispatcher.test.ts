@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Account, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
+import { exportedContacts } from '../helpers/calls.js';
 import { maxInWindow, maxOverlap } from '../helpers/rate.js';
 import { Receiver } from '../helpers/receiver.js';
 import { refusingDialsTo } from '../helpers/refusing-provider.js';
@@ -179,13 +180,14 @@ describe(`dispatcher on ${STORE}`, () => {
       expect(Date.parse(call.createdAt)).toBeGreaterThanOrEqual(start.toMillis());
   });
 
-  it('records a batch dial the provider refuses as FAILED, never answered and free, and retries it like any FAILED call', async () => {
+  it('records a batch dial the provider refuses as FAILED, never answered, free and ours: the contact keeps its attempt and is dialed again', async () => {
     const refused = '+14155550199';
     t = await startTestApp({
       workers: true,
       overrides: { dispatchTickMs: 20 },
-      // A trunk that refuses one number: the provider throws after the dispatcher recorded the call.
-      wrapProvider: refusingDialsTo(refused),
+      env: { OUTDIAL_SERVICE_RETRY_MS: '100' },
+      // A trunk that refuses one number twice: the provider throws after the dispatcher recorded the call.
+      wrapProvider: refusingDialsTo(refused, 2),
     });
     const account = await t.createAccount({ minutes: 10 });
     const batchId = await submit(t, account, {
@@ -202,9 +204,18 @@ describe(`dispatcher on ${STORE}`, () => {
     const rows = await t.runtime.database.db
       .selectFrom('calls')
       .innerJoin('contacts', 'contacts.id', 'calls.contact_id')
-      .select(['calls.status', 'calls.error', 'calls.duration', 'calls.answered_at', 'calls.minutes_charged'])
+      .select([
+        'calls.status',
+        'calls.error',
+        'calls.duration',
+        'calls.answered_at',
+        'calls.minutes_charged',
+        'calls.failure_source',
+        'calls.attempt',
+      ])
       .where('calls.user_id', '=', account.userId)
       .where('contacts.phone_number', '=', refused)
+      .orderBy('calls.created_at')
       .execute();
     const failedDial = {
       status: 'FAILED',
@@ -212,9 +223,15 @@ describe(`dispatcher on ${STORE}`, () => {
       duration: 0,
       answered_at: null,
       minutes_charged: 0,
+      failure_source: 'service',
+      attempt: 1,
     };
-    expect(rows).toEqual([failedDial, failedDial]);
-    expect((await t.admin('GET', `/admin/v1/users/${account.userId}`)).json().availableMinutes).toBe(10);
+    // Two refusals, each ours: the contact kept its attempt, and the third dial is attempt 1 too.
+    expect(rows.slice(0, 2)).toEqual([failedDial, failedDial]);
+    expect(rows).toHaveLength(3);
+    expect(rows[2]).toMatchObject({ status: 'COMPLETED', failure_source: null, attempt: 1 });
+    const [contact] = (await exportedContacts(t, account, batchId)).filter((c) => c.phoneNumber === refused);
+    expect(contact).toMatchObject({ state: 'done', finalStatus: 'COMPLETED', attempts: '1' });
   });
 
   it('fails the batch with INSUFFICIENT_CREDITS when the minutes run out, and dials no one else', async () => {

@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync } from 'node:child_process';
+import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -141,15 +142,48 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
 
     const missing = await carrier('not-found');
     const missingCall = await trunk.ended(await trunk.dial(await trunk.agent(missing.port), '+14155550126'));
-    expect(missingCall).toMatchObject({ status: 'FAILED', sipStatusCode: 404 });
+    // The trunk refusing the call itself is ours (issue 24): trunk-rejected, service, not charged.
+    expect(missingCall).toMatchObject({
+      status: 'FAILED',
+      sipStatusCode: 404,
+      endedReason: 'trunk-rejected',
+      failureSource: 'service',
+      minutesCharged: 0,
+    });
     expect(missingCall.error).toContain('404');
     expect(await missing.done).toBe(0);
 
     // The ring scenario expects our CANCEL when the ring timeout (1.5 s here) passes.
     const ring = await carrier('ring');
     const ringCall = await trunk.ended(await trunk.dial(await trunk.agent(ring.port), '+14155550127'));
-    expect(ringCall).toMatchObject({ status: 'NO_ANSWER', sipStatusCode: 487 });
+    expect(ringCall).toMatchObject({
+      status: 'NO_ANSWER',
+      sipStatusCode: 487,
+      endedReason: null,
+      failureSource: 'contact',
+    });
     expect(await ring.done).toBe(0);
+  }, 60_000);
+
+  it('reads a trunk that answers nothing, not even 100 Trying, as trunk-unreachable, never NO_ANSWER', async () => {
+    // A host whose SIP port is open and silent: nothing answers the INVITE or its retransmissions.
+    const silent = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
+    try {
+      const agentId = await trunk.agent(silent.address().port);
+      const call = await trunk.ended(await trunk.dial(agentId, '+14155550130'));
+      expect(call).toMatchObject({
+        status: 'FAILED',
+        sipStatusCode: null,
+        endedReason: 'trunk-unreachable',
+        failureSource: 'service',
+        minutesCharged: 0,
+        duration: 0,
+      });
+      expect(call.error).toMatch(/answered none of the INVITE's sends/);
+    } finally {
+      silent.close();
+    }
   }, 60_000);
 
   it('answers a digest challenge with the trunk credentials', async () => {

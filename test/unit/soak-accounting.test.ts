@@ -25,7 +25,8 @@ const row = (
   status: string,
   minutesCharged = 0,
   error: string | null = null,
-) => ({ id, phoneNumber, status, error, minutesCharged }) satisfies AttemptRow;
+  failureSource: string | null = null,
+) => ({ id, phoneNumber, status, error, minutesCharged, failureSource }) satisfies AttemptRow;
 
 describe("the soak's accounting from sipp's message log", () => {
   const log = [
@@ -138,5 +139,40 @@ describe("the soak's accounting from sipp's message log", () => {
       balanceTaken: 0,
     });
     expect(totals).toMatchObject({ lost: 0, dialedTwice: 1, attemptsWithoutDial: 1, stuck: 0 });
+  });
+
+  it('owes nothing for an answered call that failed on our side, and counts it apart', () => {
+    const tagged = [
+      // call_1 answered 65 s, then its process was cut off: ours, not charged.
+      invite('10:00:00.000000', '+13122000020', 'y1', ['X-Outdial-Call-Id: call_1']),
+      final('10:00:01.000000', 200, 'y1'),
+      bye('10:01:06.000000', 'y1'),
+      // call_2, the same contact again, answered 30 s and charged 1.
+      invite('10:02:00.000000', '+13122000020', 'y2', ['X-Outdial-Call-Id: call_2']),
+      final('10:02:01.000000', 200, 'y2'),
+      bye('10:02:31.000000', 'y2'),
+    ].join('');
+    const totals = account({
+      accepted: ['+13122000020'],
+      ingested: new Set(['+13122000020']),
+      contactsNotDone: 0,
+      batchesNotDone: 0,
+      attempts: [
+        row('call_1', '+13122000020', 'FAILED', 0, 'cut off after 65 s', 'service'),
+        row('call_2', '+13122000020', 'COMPLETED', 1),
+      ],
+      carrier: [...readCarrierLog(tagged).values()],
+      balanceTaken: 1,
+    });
+    expect(totals).toMatchObject({
+      answeredCalls: 2,
+      answeredMinutes: 1,
+      ourFailureCalls: 1,
+      ourFailureMinutes: 2,
+      chargedMinutes: 1,
+      underCharged: 0,
+      overCharged: 0,
+      dialedTwice: 0,
+    });
   });
 });
