@@ -138,7 +138,14 @@ describe('webhooks', () => {
     expect(busy).toMatchObject({
       event: 'call.completed',
       success: false,
-      call: { status: 'BUSY', batchId, agentId: alice.agentId, contactName: 'Busy Bea', duration: 0 },
+      call: {
+        status: 'BUSY',
+        batchId,
+        agentId: alice.agentId,
+        contactName: 'Busy Bea',
+        duration: 0,
+        failureSource: 'contact',
+      },
     });
     expect(answered).toEqual({
       event: 'call.completed',
@@ -168,6 +175,8 @@ describe('webhooks', () => {
         // An AI call's agent side: a simulated call without an LLM holds the canned script, so it
         // has no endedReason, no turns and no tool calls (AI calls: agent-calls and sim-ai-calls).
         endedReason: null,
+        // It did not fail: nobody's failure.
+        failureSource: null,
         turns: [],
         toolCalls: [],
         latency: null,
