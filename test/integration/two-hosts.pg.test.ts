@@ -56,6 +56,8 @@ describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', 
         OUTDIAL_SIP_PORT: '0',
         OUTDIAL_RTP_PORTS: rtpPorts,
         OUTDIAL_SIP_RING_TIMEOUT_MS: '30000',
+        // A call cut off with its host is ours (issue 24): its contact is dialed again after this.
+        OUTDIAL_SERVICE_RETRY_MS: '1000',
       });
     const api = startCli(['api'], env('48000-48499'));
     children.push(api);
@@ -133,29 +135,56 @@ describe('two worker hosts on one PostgreSQL and Redis, through one SIP trunk', 
       500,
     );
     expect(batch.processed).toBe(3);
-    // Each number reached the network exactly once, whoever dialed it.
-    const dialed = invites();
-    expect([...dialed.keys()].sort()).toEqual(numbers);
-    for (const ids of dialed.values()) expect(ids.size).toBe(1);
+    // The killed host had sent one call (never answered) and held one waiting for its trunk place.
+    const cutOff = records.rows.find((r) => r.owner === victimOwner && r.state === 'sent');
+    const waiting = records.rows.find((r) => r.state === 'waiting');
     const calls = await db
       .selectFrom('calls')
-      .select(['id', 'status', 'error', 'attempt', 'duration'])
+      .select([
+        'id',
+        'phone_number',
+        'status',
+        'error',
+        'attempt',
+        'duration',
+        'failure_source',
+        'minutes_charged',
+      ])
       .where('batch_id', '=', batchId)
       .execute();
-    expect(calls).toHaveLength(3);
+    // Every call id reached the network at most once, whoever dialed it; every number was dialed.
+    const dialed = invites();
+    expect([...dialed.keys()].sort()).toEqual(numbers);
+    const sentIds = [...dialed.values()].flatMap((ids) => [...ids]);
+    expect(new Set(sentIds).size).toBe(sentIds.length);
+    // The waiting call went back to the queue: its row is gone, its contact dialed under a new id.
+    expect(calls.map((call) => call.id)).not.toContain(waiting?.call_id);
     for (const call of calls) {
-      const record = records.rows.find((r) => r.call_id === call.id);
-      if (record?.owner === victimOwner && record.state === 'sent') {
-        // Sent by the killed host and never answered: cut off, charged nothing, not dialed again.
-        expect(call).toMatchObject({ status: 'FAILED', duration: 0, attempt: 1 });
+      if (call.id === cutOff?.call_id) {
+        // Sent by the killed host and never answered: cut off, ours (issue 24), charged nothing.
+        expect(call).toMatchObject({
+          status: 'FAILED',
+          duration: 0,
+          attempt: 1,
+          failure_source: 'service',
+          minutes_charged: 0,
+        });
         expect(call.error).toContain('cut off');
       } else {
-        expect(call).toMatchObject({ status: 'NO_ANSWER', attempt: 1 });
+        expect(call).toMatchObject({ status: 'NO_ANSWER', attempt: 1, failure_source: 'contact' });
       }
     }
-    // The waiting call went back to the queue: its row is gone, its contact dialed under a new id.
-    const waiting = records.rows.find((r) => r.state === 'waiting');
-    expect(calls.map((call) => call.id)).not.toContain(waiting?.call_id);
+    // Its contact kept the attempt and was dialed again, as the same attempt, under a new id; the
+    // other contacts were dialed once each.
+    const cutOffNumber = calls.find((call) => call.id === cutOff?.call_id)?.phone_number;
+    if (cutOff) {
+      expect(cutOffNumber).toBeDefined();
+      expect(dialed.get(cutOffNumber ?? '')?.size).toBe(2);
+      expect(calls).toHaveLength(4);
+    } else {
+      expect(calls).toHaveLength(3);
+    }
+    for (const [number, ids] of dialed) if (number !== cutOffNumber) expect(ids.size).toBe(1);
     const contacts = await db
       .selectFrom('batch_contacts')
       .select(['attempts', 'state'])

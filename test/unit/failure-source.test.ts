@@ -42,9 +42,12 @@ describe('whose failure a call was (issue 24)', () => {
   });
 
   it('tries a contact again after 30 s, doubling each failure in a row, up to 30 min', () => {
-    expect([1, 2, 3, 4].map(serviceRetryDelayMs)).toEqual([30_000, 60_000, 120_000, 240_000]);
+    expect([1, 2, 3, 4].map((n) => serviceRetryDelayMs(n))).toEqual([30_000, 60_000, 120_000, 240_000]);
     expect(serviceRetryDelayMs(7)).toBe(SERVICE_RETRY_MAX_MS);
     expect(serviceRetryDelayMs(1000)).toBe(SERVICE_RETRY_MAX_MS);
     expect(serviceRetryDelayMs(0)).toBe(30_000);
+    // OUTDIAL_SERVICE_RETRY_MS sets the first wait; the doubling and the cap stay.
+    expect([1, 2, 3].map((n) => serviceRetryDelayMs(n, 1000))).toEqual([1000, 2000, 4000]);
+    expect(serviceRetryDelayMs(20, 1000)).toBe(SERVICE_RETRY_MAX_MS);
   });
 });
