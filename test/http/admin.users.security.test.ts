@@ -1,5 +1,5 @@
-import { DEFAULT_MAX_CONCURRENT_CALLS } from '../../src/domain/allowance.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_CONCURRENT_CALLS } from '../../src/domain/allowance.js';
 import { type Account, startTestApp, type TestApp } from '../helpers/app.js';
 
 /** Every admin route refuses a missing token, a wrong token and a user's API key. */
