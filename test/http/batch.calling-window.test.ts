@@ -43,7 +43,7 @@ describe('POST /api/v1/batch with options.callingWindow', () => {
         url: `/api/v1/batch/check-status?batchId=${batchId}`,
         key: account.key,
       })
-    ).json<{ status: string; statistics: Record<string, number> }>();
+    ).json<{ status: string; statistics: Record<string, number>; throttle: unknown }>();
   const exportRows = async (batchId: string) => {
     const res = await t.request({ method: 'GET', url: `/api/v1/batch/${batchId}/export`, key: alice.key });
     const [header = [], ...rows] = parseCsv(res.body);
@@ -176,10 +176,16 @@ describe('POST /api/v1/batch with options.callingWindow', () => {
     const byName = async () => new Map((await exportRows(batchId)).map((row) => [row.name, row]));
 
     // 10:00 in New York: only that contact is dialed; three wait for their window.
-    await eventually(async () => {
+    const waitingNow = await eventually(async () => {
       const s = await status(batchId);
       return s.statistics.processed === 1 && s.statistics.waitingForWindow === 3 ? s : undefined;
     }, 10_000);
+    // The status says why the campaign is not dialing (issue 24 §5), and when it will.
+    expect(waitingNow.throttle).toEqual({
+      reason: 'calling-window',
+      waitingForWindow: 3,
+      nextOpening: '2030-03-06T16:00:00.000Z',
+    });
     let rows = await byName();
     expect(rows.get('New York, open')).toMatchObject({
       state: 'done',

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, eventually, startTestApp, type TestApp } from '../helpers/app.js';
 import { submitBatch } from '../helpers/calls.js';
+import { DashboardClient } from '../helpers/dashboard-client.js';
 
 /** check-status says why a campaign is slow, and its time left counts the retries waiting (issue 24 §5). */
 describe('batch status: throttle, effective rate and time left', () => {
@@ -45,6 +46,18 @@ describe('batch status: throttle, effective rate and time left', () => {
     });
     // 2 calls of 3 s at a time: well below the 10 calls/s asked for.
     expect(held.performance.effectiveCallsPerSecond).toBeLessThan(10);
+    // The campaign's page says it too, in words, with the rate now.
+    const browser = new DashboardClient(t);
+    await browser.signIn(account.key);
+    const page = await browser.get(`/dashboard/batches/${batchId}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('data-reason="user-concurrency"');
+    expect(page.body).toMatch(
+      /Your concurrent-call limit: \d of 3 calls in progress \(1 kept for single calls\)/,
+    );
+    expect(page.body).toMatch(
+      /<dt>Calls \/ s now<\/dt><dd data-field="effectiveCallsPerSecond">[\d.]+<\/dd>/,
+    );
     expect((await cancel(account, batchId)).statusCode).toBe(200);
     const cancelled = await eventually(async () => {
       const s = await status(account, batchId);
