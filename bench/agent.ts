@@ -98,6 +98,9 @@ export async function benchAgent(): Promise<void> {
     OUTDIAL_LLM_MODEL: 'bench-model',
     OUTDIAL_STT_URL: stt.url,
     OUTDIAL_TTS_URL: tts.url,
+    // The ramp measures past the default bound of 8 AI calls (which these figures chose): the
+    // bench's single dials must all be served, not ended as overloaded.
+    OUTDIAL_MAX_AI_CALLS: '64',
   });
   const api = async (method: string, url: string, body?: unknown, key = ADMIN_TOKEN) => {
     const res = await fetch(`${server.base}${url}`, {

@@ -51,6 +51,13 @@ export interface Config {
   metricsAllow: string[];
   estimatedMinutesPerCall: number;
   maxConcurrentCalls: number;
+  /**
+   * OUTDIAL_MAX_AI_CALLS: most answered calls held by a conversation engine in one process; at it,
+   * the dispatcher claims no more calls of engine-held agents (src/voice/load.ts).
+   */
+  maxAiCalls: number;
+  /** OUTDIAL_MAX_EVENT_LOOP_LAG_MS: past this event-loop lag (p99 over 2 s) the dispatcher claims nothing. */
+  maxEventLoopLagMs: number;
   llmUrl: string | undefined;
   llmApiKey: string | undefined;
   llmModel: string | undefined;
@@ -300,6 +307,12 @@ export function loadConfig(env: Env = process.env, terminal = process.stdout.isT
     metricsAllow: readList(env, 'OUTDIAL_METRICS_ALLOW'),
     estimatedMinutesPerCall: readNumber(env, 'OUTDIAL_ESTIMATED_MINUTES_PER_CALL', 1, 0),
     maxConcurrentCalls: readInt(env, 'OUTDIAL_MAX_CONCURRENT_CALLS', 200, 1, 100_000),
+    // 8: the `agent` bench on 2 cores kept engine share p95 ≤ 50 ms and barge-in stop p95 ≤ 300 ms
+    // up to 8 AI calls at once, and missed the first at 12 (51 ms); docs/benchmarks.md.
+    maxAiCalls: readInt(env, 'OUTDIAL_MAX_AI_CALLS', 8, 1, 10_000),
+    // 150 ms: barge-in stopped within 85-145 ms p95 up to 8 calls against a 300 ms target, so an
+    // event loop 150 ms late at p99 leaves no room for the rest (docs/decisions.md).
+    maxEventLoopLagMs: readInt(env, 'OUTDIAL_MAX_EVENT_LOOP_LAG_MS', 150, 20, 60_000),
     llmUrl: readUrl(env, 'OUTDIAL_LLM_URL', ['http:', 'https:']),
     llmApiKey: readString(env, 'OUTDIAL_LLM_API_KEY'),
     llmModel: readString(env, 'OUTDIAL_LLM_MODEL'),

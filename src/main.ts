@@ -185,6 +185,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       sampleGauges: async () => {
         metrics.dispatcherActive.set(dispatcher.activeCalls);
         metrics.dispatcherClaimed.set(dispatcher.waitingCalls);
+        metrics.aiCallsInProgress.set(voice.load.aiCalls);
+        metrics.overloaded.set(voice.load.overloaded ? 1 : 0);
+        metrics.eventLoopLag.set(voice.load.lagMs / 1000);
         metrics.queueDepth.set(await store.batchContacts.dueCount(batchSources('claim')));
       },
       logger,

@@ -58,6 +58,21 @@ export class Metrics {
     help: 'Calls claimed by this process that wait for their slot',
     registers: [this.registry],
   });
+  readonly aiCallsInProgress = new Gauge({
+    name: 'outdial_ai_calls_in_progress',
+    help: 'Answered calls held by a conversation engine in this process now (bound: OUTDIAL_MAX_AI_CALLS)',
+    registers: [this.registry],
+  });
+  readonly overloaded = new Gauge({
+    name: 'outdial_overloaded',
+    help: '1 while this process is past a load bound (AI calls at OUTDIAL_MAX_AI_CALLS, or event-loop lag past OUTDIAL_MAX_EVENT_LOOP_LAG_MS) and claims no more calls of that kind, else 0',
+    registers: [this.registry],
+  });
+  readonly eventLoopLag = new Gauge({
+    name: 'outdial_event_loop_lag_seconds',
+    help: "This process's event-loop delay at p99 over the last 2 s window, as the dispatcher's load check reads it",
+    registers: [this.registry],
+  });
   readonly queueDepth = new Gauge({
     name: 'outdial_dispatch_queue_depth',
     help: 'Batch contacts queued and due now, across all active batches (sampled at scrape time)',

@@ -181,6 +181,32 @@ export interface VoiceProvider extends CallHolder {
   nameFor(agent: DialAgent): string;
   /** Places the call. Idempotent on `callId`: a second request for the same id does not dial again. */
   dial(request: DialRequest): Promise<void>;
+  /**
+   * Whether this agent's answered calls are held by a conversation engine in this process (an AI
+   * call, counted against OUTDIAL_MAX_AI_CALLS); absent: never (a canned or handed-off call).
+   */
+  holdsConversations?(agent: DialAgent): boolean;
+}
+
+/**
+ * This process's load (`ProcessLoad`, src/voice/load.ts): the AI calls it holds (answered calls
+ * in a conversation engine's session) and its event-loop lag, each against its bound
+ * (OUTDIAL_MAX_AI_CALLS, OUTDIAL_MAX_EVENT_LOOP_LAG_MS). The session counts; the dispatcher reads.
+ */
+export interface LoadGauge {
+  /** OUTDIAL_MAX_AI_CALLS. */
+  readonly maxAiCalls: number;
+  /** AI calls in progress in this process. */
+  readonly aiCalls: number;
+  /** Whether the event loop's lag is past its bound (the last measured window). */
+  readonly lagging: boolean;
+  /** Whether this call is one of the AI calls in progress here. */
+  holds(callId: string): boolean;
+  /**
+   * An answered call's session starts: counted until `end` (idempotent). `over`: the process held
+   * its most AI calls already, so this one cannot be served.
+   */
+  startAiCall(callId: string): { over: boolean; end(): void };
 }
 
 /** What the transport needs of a WebSocket (a `ws` WebSocket on the server has all of it). */

@@ -9,7 +9,7 @@ import {
 import type { FinalCallStatus, TranscriptEntry } from '../domain/call.js';
 import { isServiceReason } from '../domain/failure.js';
 import type { LiveReply } from '../domain/live-call.js';
-import type { DialAgent, LiveCallChannel, RecordingStore } from '../ports.js';
+import type { DialAgent, LiveCallChannel, LoadGauge, RecordingStore } from '../ports.js';
 import { BEEP_REASON, listenForVerdict, waitForGreetingEnd } from './amd.js';
 import type {
   CallTransport,
@@ -18,6 +18,7 @@ import type {
   PlayResult,
   VoiceModels,
 } from './contracts.js';
+import { APOLOGY, APOLOGY_LANGUAGE } from './engines/apology.js';
 import { LiveLink } from './live-link.js';
 
 /**
@@ -57,6 +58,12 @@ export interface AnsweredCallOptions {
    * person its commands (hangup, transfer, say) are served from here. Without it, neither.
    */
   live?: LiveCallChannel;
+  /**
+   * This process's load: the call counts as an AI call from here to its hang-up, and one answered
+   * while the process already holds its most (a race past the dispatcher's gate: a single dial, a
+   * browser call) ends at once as `overloaded` after the apology. Without it, nothing is counted.
+   */
+  load?: LoadGauge;
   logger?: Logger;
 }
 
@@ -118,10 +125,19 @@ export async function runAnsweredCall(options: AnsweredCallOptions): Promise<Ans
     live?.turn(role, text);
   };
 
+  const place = options.load?.startAiCall(options.callId);
   try {
-    const verdict = await detect(options, up.signal);
+    const verdict = place?.over ? 'overloaded' : await detect(options, up.signal);
     if (reason !== null) {
-      // Gone before a verdict: nobody was talked to.
+      // Gone before a verdict (or before its session began): nobody was talked to.
+    } else if (verdict === 'overloaded') {
+      // Answered where it cannot be served: said so and ended at once, a failure of ours (not
+      // charged; a campaign contact keeps its attempt), rather than dead air from a busy worker.
+      logger?.warn({ callId: options.callId }, 'answered past the AI-call bound: ending it as overloaded');
+      status = 'FAILED';
+      error = 'The worker that answered was at its most AI calls at once (OUTDIAL_MAX_AI_CALLS)';
+      await sayApology(options, up.signal, addTurn);
+      end('overloaded');
     } else if (verdict !== 'human') {
       status = 'VOICEMAIL';
       live?.setStatus('voicemail');
@@ -224,6 +240,7 @@ export async function runAnsweredCall(options: AnsweredCallOptions): Promise<Ans
   transport.signal.removeEventListener('abort', farEndGone);
   options.stop?.removeEventListener('abort', stopped);
   transport.hangup();
+  place?.end();
   await keepRecording(options);
   return {
     status,
@@ -283,6 +300,25 @@ async function sayForOperator(
     await speakLine(options, text, session.signal, (pcm) => session.play(pcm), addTurn);
   } catch (failure) {
     options.logger?.warn({ err: failure, callId: options.callId }, "could not speak an operator's line");
+  }
+}
+
+/** The engines' apology, said before an overloaded call ends; one that cannot be said is skipped. */
+async function sayApology(
+  options: AnsweredCallOptions,
+  signal: AbortSignal,
+  addTurn: (role: TranscriptEntry['role'], content: string) => void,
+): Promise<void> {
+  const { transport } = options;
+  if (transport.media === 'text') {
+    transport.sayText(APOLOGY);
+    addTurn('assistant', APOLOGY);
+    return;
+  }
+  try {
+    await speakLine(options, APOLOGY, signal, (pcm) => transport.play(pcm), addTurn, APOLOGY_LANGUAGE);
+  } catch (failure) {
+    options.logger?.warn({ err: failure, callId: options.callId }, 'could not speak the apology');
   }
 }
 
@@ -358,13 +394,14 @@ async function speakLine(
   signal: AbortSignal,
   play: (pcm: Int16Array) => Promise<PlayResult>,
   addTurn: (role: TranscriptEntry['role'], content: string) => void,
+  language: string | null = options.agent.language,
 ): Promise<void> {
   const details = options.agent.details;
   const plays: Array<Promise<PlayResult>> = [];
   for await (const pcm of options.models.tts.synthesize(text, {
     voiceId: typeof details.voiceId === 'string' ? details.voiceId : null,
     speed: typeof details.voiceSpeed === 'number' ? details.voiceSpeed : null,
-    language: options.agent.language,
+    language,
     signal,
   })) {
     if (signal.aborted) break;

@@ -93,6 +93,7 @@ export function buildServices(
     batches,
     limiter: storage.limiter,
     maxConcurrentCalls: config.maxConcurrentCalls,
+    load: voice.load,
   });
   const liveControl = new LiveControlService({
     calls: callReads,

@@ -16,6 +16,7 @@ import type { Metrics } from '../metrics.js';
 import type { TrunkDirectory, VoiceProvider } from '../ports.js';
 import { loadConversationEngine } from '../voice/engines/index.js';
 import { HttpToolCaller } from '../voice/http-tools.js';
+import { ProcessLoad } from '../voice/load.js';
 import type { PrunedStore } from '../workers/recording-pruner.js';
 import type { Role } from './role.js';
 import type { Storage } from './storage.js';
@@ -36,6 +37,8 @@ export interface Voice {
   /** The simulator built here (null when the caller gave its own provider). */
   simulator: SimulatedVoiceProvider | null;
   webCalls: WebCallProvider;
+  /** This process's load: the AI calls its sessions hold and its event-loop lag (the dispatcher reads it). */
+  load: ProcessLoad;
   /** This host's recording stores, for the recording pruner. */
   recordings: PrunedStore[];
 }
@@ -73,6 +76,13 @@ export async function buildVoice(
     logger,
   });
   opened.unshift(() => voiceModels.close());
+  // Every answered call's session counts itself here, on every transport.
+  const load = new ProcessLoad({
+    maxAiCalls: config.maxAiCalls,
+    maxLagMs: config.maxEventLoopLagMs,
+    logger,
+  });
+  opened.unshift(async () => load.close());
   // Agents' HTTP tools go out through the client whose connect step refuses forbidden addresses,
   // signed with the call's user's webhook secret.
   const httpTools = new HttpToolCaller({
@@ -142,6 +152,7 @@ export async function buildVoice(
                 models: voiceModels,
                 maxCallMs: config.maxCallSeconds * 1000,
                 live: liveChannel,
+                load,
               },
             }
           : {}),
@@ -176,6 +187,7 @@ export async function buildVoice(
           // Several processes share one Redis: each trunk's places are then held across all of them.
           ...(redisCache ? { leases: new RedisLeases(redisCache.redis) } : {}),
           live: liveChannel,
+          load,
           logger,
           onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
           onTrunkLoad: (trunk, up, waiting) => {
@@ -191,6 +203,7 @@ export async function buildVoice(
     recordings: webRecordings,
     records: dials,
     live: liveChannel,
+    load,
     logger,
     clock,
   });
@@ -201,5 +214,5 @@ export async function buildVoice(
     { name: 'web', store: webRecordings },
     ...(simRecordings ? [{ name: 'sim', store: simRecordings }] : []),
   ];
-  return { provider, simulator, webCalls, recordings };
+  return { provider, simulator, webCalls, load, recordings };
 }

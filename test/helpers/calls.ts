@@ -63,6 +63,7 @@ export async function completedBatch(
   account: Account,
   contacts: Array<{ phoneNumber: string; name?: string }>,
   options: Record<string, unknown> = {},
+  timeoutMs = 15_000,
 ): Promise<{ batchId: string; callIds: string[] }> {
   const batchId = await submitBatch(t, account, { options: { maxCallsPerSecond: 30, ...options }, contacts });
   const done = await eventually<{ recentCalls: Array<{ id: string }> }>(async () => {
@@ -72,7 +73,7 @@ export async function completedBatch(
       key: account.key,
     });
     return res.json().status === 'completed' ? res.json() : undefined;
-  }, 15_000);
+  }, timeoutMs);
   return { batchId, callIds: done.recentCalls.map((call) => call.id) };
 }
 

@@ -26,6 +26,8 @@ describe('loadConfig', () => {
       amd: true,
       conversationEngine: 'auto',
       recordingRetentionDays: null,
+      maxAiCalls: 8,
+      maxEventLoopLagMs: 150,
     });
   });
 
@@ -55,6 +57,8 @@ describe('loadConfig', () => {
       OUTDIAL_WEBHOOK_RETRY_DELAYS_MS: '10, 20',
       OUTDIAL_ESTIMATED_MINUTES_PER_CALL: '2.5',
       OUTDIAL_MAX_CONCURRENT_CALLS: '50',
+      OUTDIAL_MAX_AI_CALLS: '3',
+      OUTDIAL_MAX_EVENT_LOOP_LAG_MS: '250',
       OUTDIAL_LLM_URL: 'http://127.0.0.1:11434/v1',
       OUTDIAL_LLM_MODEL: 'llama3',
       OUTDIAL_SIP_BIND: '10.0.0.5',
@@ -89,6 +93,8 @@ describe('loadConfig', () => {
       webhookRetryDelaysMs: [10, 20],
       estimatedMinutesPerCall: 2.5,
       maxConcurrentCalls: 50,
+      maxAiCalls: 3,
+      maxEventLoopLagMs: 250,
       llmModel: 'llama3',
     });
   });
@@ -114,6 +120,9 @@ describe('loadConfig', () => {
     [{ OUTDIAL_PREVIOUS_ENCRYPTION_KEYS: `${'k'.repeat(32)},short` }, 'OUTDIAL_PREVIOUS_ENCRYPTION_KEYS'],
     [{ OUTDIAL_RECORDING_URL_TTL_HOURS: '0' }, 'OUTDIAL_RECORDING_URL_TTL_HOURS'],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL'],
+    [{ OUTDIAL_MAX_AI_CALLS: '0' }, 'OUTDIAL_MAX_AI_CALLS'],
+    [{ OUTDIAL_MAX_AI_CALLS: 'many' }, 'OUTDIAL_MAX_AI_CALLS'],
+    [{ OUTDIAL_MAX_EVENT_LOOP_LAG_MS: '5' }, 'OUTDIAL_MAX_EVENT_LOOP_LAG_MS'],
     [{ LOG_FORMAT: 'text' }, 'LOG_FORMAT'],
   ])('stops on %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -7,6 +7,8 @@ import type {
   PlayResult,
   VoiceModels,
 } from '../../src/voice/contracts.js';
+import { APOLOGY } from '../../src/voice/engines/apology.js';
+import { ProcessLoad } from '../../src/voice/load.js';
 import { runAnsweredCall } from '../../src/voice/session.js';
 
 /**
@@ -181,6 +183,40 @@ describe('the answered-call session', () => {
     expect(transport.said).toEqual(['Please call Jordan back']);
     expect(outcome).toMatchObject({ status: 'VOICEMAIL', endedReason: 'voicemail' });
     expect(outcome.transcription).toEqual([{ role: 'assistant', content: 'Please call Jordan back' }]);
+  });
+
+  it('counts the call as an AI call while it is up; one answered past the bound ends overloaded after the apology', async () => {
+    const load = new ProcessLoad({ maxAiCalls: 1, maxLagMs: 150, measure: () => 0, windowMs: 60_000 });
+    try {
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const first = engine(() => held);
+      const running = runAnsweredCall({ ...base(new MemoryTransport('text'), first), load });
+      await expect.poll(() => first.ran).toBe(true);
+      expect(load.holds('call_1')).toBe(true);
+
+      for (const media of ['text', 'audio'] as const) {
+        const transport = new MemoryTransport(media);
+        const second = engine(async () => {});
+        const outcome = await runAnsweredCall({ ...base(transport, second), callId: `call_${media}`, load });
+        expect(second.ran).toBe(false);
+        expect(outcome).toMatchObject({ status: 'FAILED', endedReason: 'overloaded' });
+        expect(outcome.error).toContain('OUTDIAL_MAX_AI_CALLS');
+        expect(outcome.transcription).toEqual([{ role: 'assistant', content: APOLOGY }]);
+        if (media === 'text') expect(transport.said).toEqual([APOLOGY]);
+        else expect(transport.played.length).toBeGreaterThan(0);
+        expect(transport.hungUp).toHaveLength(1);
+      }
+      expect(load.aiCalls).toBe(1);
+
+      release();
+      expect(await running).toMatchObject({ status: 'COMPLETED', endedReason: 'agent-ended' });
+      expect(load.aiCalls).toBe(0);
+    } finally {
+      load.close();
+    }
   });
 
   it('hangs up on a machine at once when the agent has no voicemail message', async () => {

@@ -32,12 +32,16 @@ export class RoutingVoiceProvider implements VoiceProvider {
     return name === undefined ? null : (this.others.find((other) => other.name === name) ?? null);
   }
 
-  private route(request: DialRequest): VoiceProvider {
-    return this.nameFor(request.agent) === this.sip.name ? this.sip : this.fallback;
+  private providerFor(agent: DialAgent): VoiceProvider {
+    return agent.sipTrunkId ? this.sip : this.fallback;
   }
 
   nameFor(agent: DialAgent): string {
-    return (agent.sipTrunkId ? this.sip : this.fallback).name;
+    return this.providerFor(agent).name;
+  }
+
+  holdsConversations(agent: DialAgent): boolean {
+    return this.providerFor(agent).holdsConversations?.(agent) ?? false;
   }
 
   /** A call recorded with a holder that never dials (a web call) is refused: nothing places it. */
@@ -45,7 +49,7 @@ export class RoutingVoiceProvider implements VoiceProvider {
     if (this.recorded(request.provider)) {
       throw new Error(`call ${request.callId} is a ${request.provider} call: it is never dialed`);
     }
-    return this.route(request).dial(request);
+    return this.providerFor(request.agent).dial(request);
   }
 
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
@@ -59,7 +63,7 @@ export class RoutingVoiceProvider implements VoiceProvider {
     const recorded = request.provider;
     const provider =
       this.recorded(recorded) ??
-      (recorded ? (recorded === this.sip.name ? this.sip : this.fallback) : this.route(request));
+      (recorded ? (recorded === this.sip.name ? this.sip : this.fallback) : this.providerFor(request.agent));
     return provider.lookup(request, record);
   }
 

@@ -10,6 +10,7 @@ import type {
   DialRecords,
   DialRequest,
   LiveCallChannel,
+  LoadGauge,
   ProviderCallState,
   Recording,
   RecordingStore,
@@ -66,6 +67,8 @@ export interface SimulatedConversations {
   maxCallMs: number;
   /** Live call control: the conversations' events and operators' commands (see session.ts). */
   live?: LiveCallChannel;
+  /** This process's load: each answered conversation is an AI call (see session.ts). */
+  load?: LoadGauge;
   /** The callee's pace (think time, leave grace, hello): tests shorten them. */
   callee?: Pick<SimTransportOptions, 'thinkMs' | 'leaveGraceMs' | 'helloAfterMs'> & {
     maxReplies?: number;
@@ -125,6 +128,11 @@ export class SimulatedVoiceProvider implements VoiceProvider {
 
   nameFor(): string {
     return this.name;
+  }
+
+  /** Held by the engine only when simulated calls hold AI conversations (an LLM engine). */
+  holdsConversations(): boolean {
+    return this.options.conversation !== undefined;
   }
 
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
@@ -427,6 +435,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       amd: true,
       maxCallMs: settings.maxCallMs,
       ...(settings.live ? { live: settings.live } : {}),
+      ...(settings.load ? { load: settings.load } : {}),
       ...(logger ? { logger } : {}),
     });
     const endedAt = this.clock.now();

@@ -9,6 +9,7 @@ import {
   type DialRecords,
   type DialRequest,
   type LiveCallChannel,
+  type LoadGauge,
   type ProviderCallState,
   type Recording,
   type RecordingStore,
@@ -35,6 +36,8 @@ export interface WebProviderOptions {
   recordings: RecordingStore;
   records: DialRecords;
   live: LiveCallChannel;
+  /** This process's load: each browser call is an AI call (see session.ts). */
+  load?: LoadGauge;
   logger?: Logger;
   /** The clock a call's end is read from. */
   clock?: Clock;
@@ -128,6 +131,7 @@ export class WebCallProvider implements CallHolder {
         recordings: this.options.recordings,
         stop,
         live,
+        ...(this.options.load ? { load: this.options.load } : {}),
         ...(logger ? { logger } : {}),
       });
       const endedAt = (this.options.clock ?? systemClock).now();

@@ -8,7 +8,7 @@ import { AudioReply, abortedPromise, StallError } from './llm-output.js';
 
 /** Said when a model fails; English whatever the agent's language (no model is left to translate it). */
 export const APOLOGY = "I'm sorry, something went wrong on my side, so I have to end the call here. Goodbye.";
-const APOLOGY_LANGUAGE = 'en-US';
+export const APOLOGY_LANGUAGE = 'en-US';
 /** The apology's own speech gets this long before the line is closed anyway. */
 const APOLOGY_MS = 15_000;
 

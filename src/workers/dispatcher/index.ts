@@ -4,7 +4,7 @@ import { ACTIVE_BATCH_STATUSES, isActiveBatch } from '../../domain/batch-lifecyc
 import { failedDialEnd } from '../../domain/call.js';
 import { nextCallableAt, windowFromRow } from '../../domain/calling-window.js';
 import { newId } from '../../domain/ids.js';
-import type { Admission, DialRequest, Pace, RateLimiter } from '../../ports.js';
+import type { Admission, DialRequest, LoadGauge, Pace, RateLimiter } from '../../ports.js';
 import { type BatchLifecycle, deferContacts } from '../../services/batch-lifecycle.js';
 import type { BatchService } from '../../services/batches.js';
 import { callLoad } from '../../services/call-load.js';
@@ -26,6 +26,12 @@ export interface DispatcherOptions {
   limiter: RateLimiter;
   /** Most calls this process keeps up at once (OUTDIAL_MAX_CONCURRENT_CALLS). */
   maxConcurrentCalls: number;
+  /**
+   * This process's load (voice/load.ts): while its event loop lags past its bound a pass claims
+   * nothing, and calls of agents a conversation engine holds here are claimed only up to
+   * OUTDIAL_MAX_AI_CALLS. Without it, neither bound applies.
+   */
+  load?: LoadGauge;
   /** How far ahead slots are reserved and rows claimed. */
   horizonMs?: number;
   /** Pause between passes. */
@@ -77,6 +83,8 @@ const GATE_MAX_READ = 5_000;
  */
 export class Dispatcher {
   private readonly inFlight = new Set<string>();
+  /** The calls of `inFlight` whose agent a conversation engine holds here: AI calls once answered. */
+  private readonly aiClaims = new Set<string>();
   /** Calls claimed by this process whose slot has not come yet: call id -> timer and row. */
   private readonly pending = new Map<string, { timer: NodeJS.Timeout; batchId: string; seq: number }>();
   private readonly horizonMs: number;
@@ -100,7 +108,24 @@ export class Dispatcher {
 
   /** The provider reported the end of a call this process dialed. */
   released(callId: string): void {
+    this.forget(callId);
+  }
+
+  private forget(callId: string): void {
     this.inFlight.delete(callId);
+    this.aiClaims.delete(callId);
+  }
+
+  /**
+   * AI calls this process may still claim: its bound less the AI calls in progress (any source:
+   * batch, single, browser) and its own claims of engine-held agents not answered yet, each of
+   * which may become one. Counting them all keeps a pass from claiming again for calls still
+   * ringing; a claim that ends unanswered gives its place back when released.
+   */
+  private aiRoom(load: LoadGauge): number {
+    let waiting = 0;
+    for (const callId of this.aiClaims) if (!load.holds(callId)) waiting++;
+    return Math.max(load.maxAiCalls - load.aiCalls - waiting, 0);
   }
 
   /** One pass: returns how many calls it scheduled. */
@@ -108,6 +133,11 @@ export class Dispatcher {
     const { deps } = this.options;
     let capacity = this.options.maxConcurrentCalls - this.inFlight.size;
     if (capacity <= 0) return 0;
+    // An event loop past its bound serves its calls late already: nothing more is claimed here,
+    // and the contacts stay queued for the other processes (no attempt used, nothing charged).
+    const load = this.options.load;
+    if (load?.lagging) return 0;
+    let aiRoom = load ? this.aiRoom(load) : Number.POSITIVE_INFINITY;
     const now = deps.clock.now();
     const batches = await deps.store.batches.startedIn(ACTIVE_BATCH_STATUSES, now, 200);
     await this.withdrawStopped(batches);
@@ -117,20 +147,27 @@ export class Dispatcher {
     let scheduled = 0;
     const allowances = new Map<string, Promise<Allowance>>();
     for (let i = 0; i < batches.length && capacity > 0; i += BATCHES_AT_ONCE) {
-      const group: Array<{ batch: ActiveBatch; wanted: number }> = [];
+      const group: Array<{ batch: ActiveBatch; wanted: number; ai: boolean }> = [];
       let left = capacity;
       for (const batch of batches.slice(i, i + BATCHES_AT_ONCE)) {
         if (left <= 0) break;
-        const wanted = Math.min(left, Math.ceil((batch.max_calls_per_second * this.horizonMs) / 1000));
-        group.push({ batch, wanted });
+        let wanted = Math.min(left, Math.ceil((batch.max_calls_per_second * this.horizonMs) / 1000));
+        // A batch whose calls an engine holds here takes no more than the AI calls left.
+        const ai = load !== undefined && this.holdsConversations(await this.agent(batch.agent_id));
+        if (ai) wanted = Math.min(wanted, aiRoom);
+        if (wanted <= 0) continue;
+        if (ai) aiRoom -= wanted;
+        group.push({ batch, wanted, ai });
         left -= wanted;
       }
       const counts = await Promise.all(
         group.map(({ batch, wanted }) => this.serve(batch, wanted, allowances)),
       );
-      for (const count of counts) {
+      for (const [k, count] of counts.entries()) {
         capacity -= count;
         scheduled += count;
+        const served = group[k];
+        if (served?.ai) aiRoom += served.wanted - count;
       }
     }
     return scheduled;
@@ -191,7 +228,7 @@ export class Dispatcher {
     for (const [, entry] of unstarted) clearTimeout(entry.timer);
     this.pending.clear();
     for (const [callId, entry] of unstarted) {
-      this.inFlight.delete(callId);
+      this.forget(callId);
       await this.options.lifecycle
         .returnToQueue({ callId, batchId: entry.batchId, seq: entry.seq }, this.options.deps.dials.owner)
         .catch((error: unknown) =>
@@ -223,7 +260,7 @@ export class Dispatcher {
       if (!stopped.has(entry.batchId)) continue;
       clearTimeout(entry.timer);
       this.pending.delete(callId);
-      this.inFlight.delete(callId);
+      this.forget(callId);
       await this.options.lifecycle
         .returnToQueue({ callId, batchId: entry.batchId, seq: entry.seq }, this.options.deps.dials.owner)
         .catch((error: unknown) =>
@@ -327,8 +364,10 @@ export class Dispatcher {
       return go;
     });
 
+    const ai = this.holdsConversations(agent);
     for (const { row, callId, startAt, attempt } of claimed) {
       this.inFlight.add(callId);
+      if (ai) this.aiClaims.add(callId);
       const request: DialRequest = {
         callId,
         to: row.phone_number,
@@ -471,13 +510,17 @@ export class Dispatcher {
       await Promise.all([dialing, announced]);
     } catch (error) {
       deps.logger.error({ err: error, callId: request.callId }, 'provider refused a batch dial');
-      this.inFlight.delete(request.callId);
+      this.forget(request.callId);
       await lifecycle
         .finish(failedDialEnd(request.callId, deps.clock.now()))
         .catch((finishError: unknown) =>
           deps.logger.error({ err: finishError }, 'could not record a failed dial'),
         );
     }
+  }
+
+  private holdsConversations(agent: DialRequest['agent']): boolean {
+    return this.options.deps.provider.holdsConversations?.(agent) ?? false;
   }
 
   private async agent(agentId: string): Promise<DialRequest['agent']> {

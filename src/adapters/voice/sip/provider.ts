@@ -12,6 +12,7 @@ import {
   type DialRequest,
   type Leases,
   type LiveCallChannel,
+  type LoadGauge,
   type Pace,
   type ProviderCallState,
   type RateLimiter,
@@ -97,6 +98,8 @@ export interface SipProviderOptions {
   leases?: Leases;
   /** Live call control: answered calls' events and operators' commands (see session.ts). */
   live?: LiveCallChannel;
+  /** This process's load: each answered call is an AI call (see session.ts). */
+  load?: LoadGauge;
   logger?: Logger;
   /** Every final answer to an INVITE (the metrics count them). */
   onFinalResponse?(trunkId: string, code: number): void;
@@ -162,6 +165,11 @@ export class SipVoiceProvider implements VoiceProvider {
 
   nameFor(): string {
     return this.name;
+  }
+
+  /** Every answered SIP call is held by the conversation engine here. */
+  holdsConversations(): boolean {
+    return true;
   }
 
   onCallEnded(handler: (event: CallEndedEvent) => Promise<void>): void {
@@ -486,6 +494,7 @@ export class SipVoiceProvider implements VoiceProvider {
           // A stop of this process hangs the call up as the agent would.
           stop: signal,
           ...(this.options.live ? { live: this.options.live } : {}),
+          ...(this.options.load ? { load: this.options.load } : {}),
           ...(this.options.logger ? { logger: this.options.logger } : {}),
         });
         ended = { callId: request.callId, answeredAt, sipCode: code, ...outcome };
