@@ -1,4 +1,3 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { LoadGauge } from '../ports.js';
 
@@ -25,18 +24,18 @@ export interface ProcessLoadOptions {
   logger?: Logger;
   /** The window's length (tests shorten it). */
   windowMs?: number;
-  /** Reads the lag of the window that just ended, in ms (tests give their own); default the histogram's p99. */
+  /** Reads the lag of the window that just ended, in ms (tests give their own); default the ticks' p99. */
   measure?: () => number;
 }
 
 type State = 'ok' | 'full' | 'lagging';
-type IntervalHistogram = ReturnType<typeof monitorEventLoopDelay>;
 
 export class ProcessLoad implements LoadGauge {
   readonly maxAiCalls: number;
   readonly maxLagMs: number;
   private readonly calls = new Set<string>();
-  private readonly histogram: IntervalHistogram | null;
+  /** The loop's own tick every RESOLUTION_MS: how late each came is the lag it saw. */
+  private readonly ticker: NodeJS.Timeout | null;
   private readonly timer: NodeJS.Timeout | null;
   private readonly measure: () => number;
   private lag = 0;
@@ -46,20 +45,29 @@ export class ProcessLoad implements LoadGauge {
     this.maxAiCalls = options.maxAiCalls;
     this.maxLagMs = options.maxLagMs;
     if (options.measure) {
-      this.histogram = null;
+      this.ticker = null;
       this.measure = options.measure;
     } else {
-      const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-      histogram.enable();
-      this.histogram = histogram;
+      // Our own tick, not perf_hooks' histogram: reading that one in windows needs its reset(),
+      // which restarts its clock, so a delay not yet recorded when the window ends (its timer is
+      // due at the same moment as ours after a blocked loop) was lost about half the time.
+      const lateness: number[] = [];
+      let last = performance.now();
+      this.ticker = setInterval(() => {
+        const now = performance.now();
+        lateness.push(Math.max(now - last - RESOLUTION_MS, 0));
+        last = now;
+      }, RESOLUTION_MS);
+      this.ticker.unref();
       this.measure = () => {
-        // Nanoseconds; an empty window (no sample yet) reads NaN or 0.
-        const p99 = histogram.count > 0 ? histogram.percentile(99) / 1e6 : 0;
-        histogram.reset();
-        return Number.isFinite(p99) ? p99 : 0;
+        if (lateness.length === 0) return 0;
+        const sorted = lateness.splice(0).sort((a, b) => a - b);
+        return sorted[Math.min(Math.ceil(sorted.length * 0.99), sorted.length) - 1] ?? 0;
       };
     }
-    this.timer = setInterval(() => this.sample(), options.windowMs ?? LAG_WINDOW_MS);
+    // Read in the check phase, after the timers phase: a tick due at the same moment as the window's
+    // end (after a blocked loop, both are) is counted in the window it belongs to.
+    this.timer = setInterval(() => setImmediate(() => this.sample()), options.windowMs ?? LAG_WINDOW_MS);
     this.timer.unref();
   }
 
@@ -109,7 +117,7 @@ export class ProcessLoad implements LoadGauge {
 
   close(): void {
     if (this.timer) clearInterval(this.timer);
-    this.histogram?.disable();
+    if (this.ticker) clearInterval(this.ticker);
   }
 
   /** Logs a change of state only (never per call or per pass). */

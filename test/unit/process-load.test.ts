@@ -89,9 +89,9 @@ describe('ProcessLoad', () => {
     ]);
   });
 
-  it('measures a blocked event loop with the real histogram', async () => {
+  it('measures a blocked event loop with its real ticks', async () => {
     const load = gauge({ maxAiCalls: 8, maxLagMs: 100, windowMs: 200 });
-    // A window with samples first (the histogram keeps no delay before its first tick), then the
+    // A window with samples first (no lateness is known before the first tick), then the
     // loop held for 300 ms: the window that holds that delay reads it.
     await expect.poll(() => load.lagMs, { timeout: 5000, interval: 5 }).toBeGreaterThan(0);
     const until = performance.now() + 300;
