@@ -5,7 +5,6 @@
  */
 import { Ajv } from 'ajv';
 import { UNKNOWN_CONTACT_NAME } from './contacts.js';
-import type { FailureSource } from './failure.js';
 import { normalizeE164 } from './phone.js';
 
 /**
@@ -37,6 +36,13 @@ export const ENDED_REASONS = [
   'overloaded',
 ] as const;
 export type EndedReason = (typeof ENDED_REASONS)[number];
+
+/**
+ * Whose failure an ended call was: the callee's side or ours. The vocabulary lives here beside the
+ * end reasons; the rule that decides it is `failureSourceOf` in domain/failure.ts.
+ */
+export const FAILURE_SOURCES = ['contact', 'service'] as const;
+export type FailureSource = (typeof FAILURE_SOURCES)[number];
 
 /** One agent turn's latency, in ms (null: that stage did not run, e.g. no STT on a text call). */
 export interface TurnMetrics {

@@ -10,11 +10,10 @@
  * A service failure is not charged (domain/billing.ts) and does not use one of the batch
  * contact's attempts (`serviceRetryDelayMs` sets when it is tried again).
  */
-import type { EndedReason } from './agent-call.js';
+import type { EndedReason, FailureSource } from './agent-call.js';
 import type { FinalCallStatus } from './call.js';
 
-export const FAILURE_SOURCES = ['contact', 'service'] as const;
-export type FailureSource = (typeof FAILURE_SOURCES)[number];
+export { FAILURE_SOURCES, type FailureSource } from './agent-call.js';
 
 /** The end reasons that are ours: the call failed because something of the service did. */
 export const SERVICE_ENDED_REASONS: readonly EndedReason[] = [
