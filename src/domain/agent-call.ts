@@ -11,17 +11,13 @@ import { normalizeE164 } from './phone.js';
  * Why a call ended (the persistent view's `endedReason`): an answered call always has one; a call
  * nobody answered has one only when it failed on our side (a trunk down or refusing).
  */
-export const ENDED_REASONS = [
-  'agent-ended',
-  'callee-hung-up',
-  'silence-timeout',
-  'max-duration',
-  'transferred',
-  'voicemail',
+/**
+ * The end reasons that are ours (issue 24, domain/failure.ts): the call failed because something of
+ * the service did, not the callee.
+ */
+export const SERVICE_ENDED_REASONS = [
+  /** Anything else of ours: the engine itself, media we cannot speak, a process cut off. */
   'error',
-  /** An operator hung up through POST /api/v1/call/hangup or the dashboard. */
-  'operator-ended',
-  // Service failures (issue 24, domain/failure.ts): the call failed on our side, not the callee's.
   /** The chat model (or the realtime model) could not be reached, erred or was too slow. */
   'model-unavailable',
   /** Speech-to-text could not be reached, erred or was too slow. */
@@ -34,6 +30,18 @@ export const ENDED_REASONS = [
   'trunk-rejected',
   /** The worker holding the call was past its load bound. */
   'overloaded',
+] as const;
+
+export const ENDED_REASONS = [
+  'agent-ended',
+  'callee-hung-up',
+  'silence-timeout',
+  'max-duration',
+  'transferred',
+  'voicemail',
+  /** An operator hung up through POST /api/v1/call/hangup or the dashboard. */
+  'operator-ended',
+  ...SERVICE_ENDED_REASONS,
 ] as const;
 export type EndedReason = (typeof ENDED_REASONS)[number];
 

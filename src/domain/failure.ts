@@ -1,6 +1,7 @@
 /**
- * Whose failure a failed attempt was (issue 24). The owner of the rule: the call's end, its
- * charge and its batch contact's next step all ask `failureSourceOf`.
+ * Whose failure a failed attempt was (issue 24). The owner of the rule: `CallLifecycle` asks
+ * `failureSourceOf` when it writes a call's end and its charge; the batch contact's next step reads
+ * what was written (`calls.failure_source`).
  *
  * - `contact`: the callee's side: busy, no answer, a number the network refused, a machine that
  *   answered, a callee who hung up.
@@ -10,24 +11,15 @@
  * A service failure is not charged (domain/billing.ts) and does not use one of the batch
  * contact's attempts (`serviceRetryDelayMs` sets when it is tried again).
  */
-import type { EndedReason, FailureSource } from './agent-call.js';
+import { type EndedReason, type FailureSource, SERVICE_ENDED_REASONS } from './agent-call.js';
 import type { FinalCallStatus } from './call.js';
 
-export { FAILURE_SOURCES, type FailureSource } from './agent-call.js';
+export { FAILURE_SOURCES, type FailureSource, SERVICE_ENDED_REASONS } from './agent-call.js';
 
-/** The end reasons that are ours: the call failed because something of the service did. */
-export const SERVICE_ENDED_REASONS: readonly EndedReason[] = [
-  'error',
-  'model-unavailable',
-  'stt-unavailable',
-  'tts-unavailable',
-  'trunk-unreachable',
-  'trunk-rejected',
-  'overloaded',
-];
+const OURS: ReadonlySet<EndedReason> = new Set(SERVICE_ENDED_REASONS);
 
 export function isServiceReason(reason: EndedReason | null | undefined): boolean {
-  return reason != null && SERVICE_ENDED_REASONS.includes(reason);
+  return reason != null && OURS.has(reason);
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   LIVE_BATCH_STATUSES,
 } from '../domain/batch-lifecycle.js';
 import { isSuccess } from '../domain/call.js';
-import { failureSourceOf, serviceRetryDelayMs } from '../domain/failure.js';
+import { type FailureSource, serviceRetryDelayMs } from '../domain/failure.js';
 import type { CallEndedEvent } from '../ports.js';
 import type { ContactMove } from '../store/batch-contacts.js';
 import type { CountedBatch } from '../store/batches.js';
@@ -343,19 +343,25 @@ export interface EndingBatch {
 export async function advanceBatchContacts(
   repos: Repos,
   batches: EndingBatch[],
-  rows: Array<{ id: string; batch_id: string | null; batch_seq: number | null; attempt: number }>,
+  rows: Array<{
+    id: string;
+    batch_id: string | null;
+    batch_seq: number | null;
+    attempt: number;
+    failure_source: FailureSource | null;
+  }>,
   events: Map<string, CallEndedEvent>,
   now: Date,
   serviceRetryMs?: number,
 ): Promise<CountedBatch[]> {
   const byId = new Map(batches.map((batch) => [batch.id, batch]));
   const moves: ContactMove[] = [];
-  // A call that failed on our side gives its contact the attempt back, tried again after a backoff
-  // that grows with the contact's failures of ours in a row (domain/failure.ts).
-  const ours = rows.filter((row) => {
-    const event = events.get(row.id);
-    return row.batch_id !== null && row.batch_seq !== null && event && failureSourceOf(event) === 'service';
-  });
+  // A call that failed on our side (as its end was written: `failure_source`) gives its contact
+  // the attempt back, tried again after a backoff that grows with the contact's failures of ours
+  // in a row (domain/failure.ts).
+  const ours = rows.filter(
+    (row) => row.batch_id !== null && row.batch_seq !== null && row.failure_source === 'service',
+  );
   const earlierFailures = await repos.batchContacts.serviceFailuresOf(
     ours.map((row) => ({ batchId: row.batch_id as string, seq: row.batch_seq as number })),
   );
@@ -364,7 +370,7 @@ export async function advanceBatchContacts(
     const event = events.get(row.id);
     if (!batch || row.batch_seq === null || !event) continue;
     const live = LIVE_BATCH_STATUSES.includes(batch.status);
-    const serviceFailure = failureSourceOf(event) === 'service';
+    const serviceFailure = row.failure_source === 'service';
     const step = !live
       ? ({ retry: false } as const)
       : serviceFailure

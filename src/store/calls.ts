@@ -125,6 +125,8 @@ export interface EndedCallRow extends EndedCall {
   batch_seq: number | null;
   attempt: number;
   minutes_charged: number;
+  /** Whose failure the end was, as `CallLifecycle` decided and wrote it (domain/failure.ts). */
+  failure_source: FailureSource | null;
 }
 
 /** A call whose progress event goes out, with where to. */

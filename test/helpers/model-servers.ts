@@ -679,3 +679,22 @@ export async function startModelServers(
     },
   };
 }
+
+/**
+ * The environment of an app whose simulated calls are AI conversations in text through `chat`
+ * (the simulator's persona answers through the same server): ringing kept short, and a model
+ * timeout that only bounds a failure on a busy machine, never decides a test.
+ */
+export function simulatedAiEnv(chat: ChatServer): Record<string, string> {
+  return {
+    OUTDIAL_LLM_URL: chat.url,
+    OUTDIAL_LLM_MODEL: 'test-model',
+    OUTDIAL_SIM_RING_MS: '30',
+    OUTDIAL_MODEL_TIMEOUT_MS: '60000',
+  };
+}
+
+/** Whether a chat request is the simulator's persona (the callee), not the agent. */
+export function isPersona(record: ChatRequestRecord): boolean {
+  return String(record.messages[0]?.content ?? '').includes('answering your phone');
+}

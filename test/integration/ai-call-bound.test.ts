@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, ADMIN_TOKEN, STORE, startTestApp, type TestApp } from '../helpers/app.js';
 import { completedBatch } from '../helpers/calls.js';
-import { type ChatServer, startChatServer } from '../helpers/model-servers.js';
+import { type ChatServer, isPersona, simulatedAiEnv, startChatServer } from '../helpers/model-servers.js';
 
 /**
  * Issue 24 §7: a worker at its most AI calls (OUTDIAL_MAX_AI_CALLS) claims no more. With a bound
@@ -16,19 +16,11 @@ describe(`a worker at its AI-call bound (${STORE})`, () => {
   beforeAll(async () => {
     chat = await startChatServer({
       respond: (record) =>
-        String(record.messages[0]?.content ?? '').includes('answering your phone')
-          ? 'Sure, what is it about?'
-          : 'Thank you for your time. Goodbye!',
+        isPersona(record) ? 'Sure, what is it about?' : 'Thank you for your time. Goodbye!',
     });
     t = await startTestApp({
       workers: true,
-      env: {
-        OUTDIAL_LLM_URL: chat.url,
-        OUTDIAL_LLM_MODEL: 'test-model',
-        OUTDIAL_SIM_RING_MS: '30',
-        OUTDIAL_MODEL_TIMEOUT_MS: '60000',
-        OUTDIAL_MAX_AI_CALLS: '1',
-      },
+      env: { ...simulatedAiEnv(chat), OUTDIAL_MAX_AI_CALLS: '1' },
     });
     account = await t.createAccount({ minutes: 100 });
   });

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TranscriptEntry } from '../../src/domain/call.js';
 import { type Account, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
-import { exportedContacts } from '../helpers/calls.js';
+import { exportedContacts, submitBatch } from '../helpers/calls.js';
 import {
   type ChatReply,
   type ChatRequestRecord,
   type ChatServer,
+  isPersona,
+  simulatedAiEnv,
   startChatServer,
 } from '../helpers/model-servers.js';
 import { type Child, startCli } from '../helpers/process.js';
@@ -18,8 +20,6 @@ import { spokenTurnOffsets, wavSamples } from '../helpers/spoken.js';
  * a local OpenAI-compatible chat server, and ended, recorded and read back like any call.
  */
 
-const isPersona = (record: ChatRequestRecord) =>
-  String(record.messages[0]?.content ?? '').includes('answering your phone');
 const lastUser = (record: ChatRequestRecord | undefined) =>
   record?.messages.filter((message) => message.role === 'user').at(-1)?.content ?? '';
 
@@ -69,13 +69,7 @@ describe(`simulated AI calls through the API (${STORE})`, () => {
       },
     });
     t = await startTestApp({
-      env: {
-        OUTDIAL_LLM_URL: chat.url,
-        OUTDIAL_LLM_MODEL: 'test-model',
-        OUTDIAL_SIM_RING_MS: '30',
-        // The limit bounds a failure only: a busy machine must not turn a slow answer into 'error'.
-        OUTDIAL_MODEL_TIMEOUT_MS: '60000',
-      },
+      env: simulatedAiEnv(chat),
     });
     account = await t.createAccount();
   });
@@ -324,13 +318,7 @@ describe(`a campaign call that fails on our side (${STORE})`, () => {
     });
     t = await startTestApp({
       workers: true,
-      env: {
-        OUTDIAL_LLM_URL: chat.url,
-        OUTDIAL_LLM_MODEL: 'test-model',
-        OUTDIAL_SIM_RING_MS: '30',
-        OUTDIAL_MODEL_TIMEOUT_MS: '60000',
-        OUTDIAL_SERVICE_RETRY_MS: '300',
-      },
+      env: { ...simulatedAiEnv(chat), OUTDIAL_SERVICE_RETRY_MS: '300' },
     });
     account = await t.createAccount({ minutes: 100 });
   });
@@ -357,20 +345,11 @@ describe(`a campaign call that fails on our side (${STORE})`, () => {
 
   it('is not charged, keeps the attempt, and is called again as the same attempt once the model is back', async () => {
     const before = await balance();
-    const res = await t.request({
-      method: 'POST',
-      url: '/api/v1/batch',
-      key: account.key,
-      payload: {
-        agentId: account.agentId,
-        userId: account.userId,
-        contacts: [{ phoneNumber: '+14155550123', name: 'Jordan' }],
-        // One attempt: were the failure the contact's, this call would be its last.
-        options: { maxCallsPerSecond: 5, retryStrategy: { maxAttempts: 1 } },
-      },
+    // One attempt: were the failure the contact's, this call would be its last.
+    const batchId = await submitBatch(t, account, {
+      contacts: [{ phoneNumber: '+14155550123', name: 'Jordan' }],
+      options: { maxCallsPerSecond: 5, retryStrategy: { maxAttempts: 1 } },
     });
-    expect(res.statusCode, res.body).toBe(202);
-    const batchId = res.json<{ batchId: string }>().batchId;
     const failed = await eventually(async () => {
       return (await callsOf(batchId)).find((call) => call.status !== 'ONGOING');
     }, 30_000);

@@ -178,6 +178,22 @@ describe('SIP user agent against sipp', () => {
     expect(outcomeOf(604)).toMatchObject({ kind: 'failed', code: 604 });
   });
 
+  it('a call given up before any answer (a stop) says nothing of the trunk: no answer, not unreachable', async () => {
+    const socket = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    try {
+      const sip = call(socket.address().port, 60_000);
+      sip.cancel();
+      expect(await sip.outcome).toEqual({
+        kind: 'no_answer',
+        code: null,
+        reason: 'given up before any answer',
+      });
+    } finally {
+      socket.close();
+    }
+  });
+
   it('reads an INVITE nothing answers, not even 100 Trying, as the trunk unreachable within TRUNK_SILENCE_MS', async () => {
     // A bound UDP socket that never answers: the trunk host is up, its SIP server is not.
     const socket = dgram.createSocket('udp4');

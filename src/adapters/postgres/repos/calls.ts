@@ -277,9 +277,8 @@ export class PgCallsRepo implements CallsRepo {
                  ended_reason, failure_source, turns, tool_calls)
           where c.id = x.id and c.status = 'ONGOING'
           returning c.id, c.user_id, c.agent_id, c.contact_id, c.batch_id, c.status, c.phone_number, c.error,
-                    c.duration, c.created_at, c.status_callback_url, c.status_callback_events, c.batch_seq, c.attempt, c.minutes_charged`.execute(
-      this.db,
-    );
+                    c.duration, c.created_at, c.status_callback_url, c.status_callback_events, c.batch_seq, c.attempt, c.minutes_charged,
+                    c.failure_source`.execute(this.db);
     return rows;
   }
 

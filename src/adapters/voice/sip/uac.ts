@@ -154,7 +154,7 @@ export class SipCall extends EventEmitter {
   start(): void {
     this.invitedAt = Date.now();
     this.sendInvite();
-    this.ringTimer = setTimeout(() => this.cancel(), this.options.ringTimeoutMs);
+    this.ringTimer = setTimeout(() => this.cancel('ring-timeout'), this.options.ringTimeoutMs);
   }
 
   private sendInvite(authorization?: { name: string; value: string }): void {
@@ -324,13 +324,21 @@ export class SipCall extends EventEmitter {
     };
   }
 
-  /** CANCELs the INVITE (the ring timeout passed, or the call is given up before an answer). */
-  cancel(): void {
+  /**
+   * CANCELs the INVITE: the ring timeout passed, or the call is given up before an answer (a stop
+   * of this process: `why` 'given-up', the caller's default).
+   */
+  cancel(why: 'ring-timeout' | 'given-up' = 'given-up'): void {
     if (this.state !== 'proceeding' && this.state !== 'calling') return;
     this.cancelled = true;
     if (this.state === 'calling') {
-      // Nothing answered at all: a CANCEL is only sent once a provisional response came.
-      this.finish(this.unanswered());
+      // Nothing answered at all: a CANCEL is only sent once a provisional response came. Past the
+      // ring timeout that silence is the trunk's; a call given up sooner says nothing of the trunk.
+      this.finish(
+        why === 'ring-timeout'
+          ? this.unanswered()
+          : { kind: 'no_answer', code: null, reason: 'given up before any answer' },
+      );
       return;
     }
     this.send(
