@@ -1,5 +1,6 @@
 import type { EndedReason, ToolCallRecord, TurnMetrics } from './domain/agent-call.js';
 import type { CallStatus, FinalCallStatus, TranscriptEntry } from './domain/call.js';
+import type { Dependency } from './domain/dependencies.js';
 import type { FailureSource } from './domain/failure.js';
 import type { LiveCallEvent, LiveCommand, LiveReply, LiveRequestResult } from './domain/live-call.js';
 
@@ -283,6 +284,16 @@ export interface SipTrunk {
 /** Where the SIP transport finds the trunk a call goes through (its password opened). */
 export interface TrunkDirectory {
   forDialing(trunkId: string): Promise<SipTrunk | null>;
+}
+
+/**
+ * Asks one dependency (domain/dependencies.ts) a real, small question: a chat model a 1-token
+ * streamed completion, a speech server a tiny transcription or synthesis, a realtime server a
+ * session, a trunk SIP OPTIONS. Resolves when it answered; rejects with an Error that says what
+ * failed. The circuit breakers' half-open probes and the health report use it.
+ */
+export interface DependencyProber {
+  probe(dependency: Dependency, options?: { timeoutMs?: number }): Promise<void>;
 }
 
 export interface Leases {
