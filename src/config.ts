@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { type BreakerPolicy, DEFAULT_BREAKER_POLICY } from './domain/breaker.js';
 import { SERVICE_RETRY_FIRST_MS, SERVICE_RETRY_MAX_MS } from './domain/failure.js';
 
 /**
@@ -25,6 +26,12 @@ export interface Config {
   simTalkMs: number;
   /** The first wait before a campaign contact whose call failed on our side is tried again (domain/failure.ts). */
   serviceRetryMs: number;
+  /**
+   * The circuit breakers (domain/breaker.ts): OUTDIAL_BREAKER_THRESHOLD consecutive service
+   * failures within OUTDIAL_BREAKER_WINDOW_MS open one; probes from OUTDIAL_BREAKER_PROBE_MS,
+   * doubling up to OUTDIAL_BREAKER_PROBE_MAX_MS.
+   */
+  breakers: BreakerPolicy;
   /** Folder for the simulator's durable record of dials (one file per call); unset: none. */
   simDialsDir: string | undefined;
   /** Calls of agents with a sipTrunkId: the local address the SIP and RTP sockets bind. */
@@ -286,6 +293,7 @@ export function loadConfig(env: Env = process.env, terminal = process.stdout.isT
       100,
       SERVICE_RETRY_MAX_MS,
     ),
+    breakers: readBreakerPolicy(env),
     simDialsDir: readString(env, 'OUTDIAL_SIM_DIALS_DIR')
       ? path.resolve(readString(env, 'OUTDIAL_SIM_DIALS_DIR') as string)
       : undefined,
@@ -331,4 +339,26 @@ export function loadConfig(env: Env = process.env, terminal = process.stdout.isT
     demoMinutes: readInt(env, 'OUTDIAL_DEMO_MINUTES', 100, 0, 1_000_000),
     seedDemo: readBool(env, 'OUTDIAL_SEED_DEMO', true),
   };
+}
+
+/** OUTDIAL_BREAKER_*: each bounded, and the longest probe wait no shorter than the first. */
+function readBreakerPolicy(env: Env): BreakerPolicy {
+  const policy: BreakerPolicy = {
+    threshold: readInt(env, 'OUTDIAL_BREAKER_THRESHOLD', DEFAULT_BREAKER_POLICY.threshold, 1, 1000),
+    windowMs: readInt(env, 'OUTDIAL_BREAKER_WINDOW_MS', DEFAULT_BREAKER_POLICY.windowMs, 1000, 3_600_000),
+    probeMs: readInt(env, 'OUTDIAL_BREAKER_PROBE_MS', DEFAULT_BREAKER_POLICY.probeMs, 100, 600_000),
+    probeMaxMs: readInt(
+      env,
+      'OUTDIAL_BREAKER_PROBE_MAX_MS',
+      DEFAULT_BREAKER_POLICY.probeMaxMs,
+      100,
+      3_600_000,
+    ),
+  };
+  if (policy.probeMaxMs < policy.probeMs) {
+    throw new ConfigError(
+      `OUTDIAL_BREAKER_PROBE_MAX_MS (${policy.probeMaxMs}) must be at least OUTDIAL_BREAKER_PROBE_MS (${policy.probeMs})`,
+    );
+  }
+  return policy;
 }

@@ -3,15 +3,18 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { LlmAnalyzer } from './adapters/analysis/llm.js';
 import { LocalAnalyzer } from './adapters/analysis/local.js';
+import { modelDependencies } from './adapters/models/index.js';
 import type { DatabaseHandle, Progress } from './adapters/postgres/database.js';
 import type { SimulatedVoiceProvider } from './adapters/voice/simulator.js';
 import type { Config } from './config.js';
 import type { Analyzer } from './domain/analysis.js';
 import { batchSources } from './domain/batch-lifecycle.js';
+import { engineKindOf } from './domain/dependencies.js';
 import { type App, buildApp } from './http/app.js';
 import { createLogger } from './logging.js';
 import { Metrics } from './metrics.js';
 import type { LiveCallChannel } from './ports.js';
+import { Breakers } from './services/breakers.js';
 import type { CallTransactionEvents } from './services/calls/lifecycle.js';
 import type { Deps } from './services/deps.js';
 import { type DomainEvents, EventBus, TransactionBus } from './services/events.js';
@@ -129,6 +132,17 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     // The trunk directory and the webhook secrets, which the voice side reads while calls are up.
     const trunks = new SipTrunkService({ store, clock, sealer });
     const webhooks = new WebhookService({ store, clock, sealer });
+    // The dependencies' circuit breakers, shared by every process through the database: the
+    // answered call, the dispatcher, the single dial and the health report read them.
+    const breakers = new Breakers({
+      store,
+      clock,
+      logger,
+      metrics,
+      policy: config.breakers,
+      engine: engineKindOf(config.conversationEngine, config.llmUrl),
+      models: modelDependencies(config),
+    });
     const voice = await buildVoice(
       config,
       overrides,
@@ -137,6 +151,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         metrics,
         logger,
         http,
+        dependencies: breakers,
         signingSecrets: (callId) => webhooks.signingSecretsForCall(callId),
         trunks,
         version: VERSION,
@@ -163,6 +178,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       reactions,
       trunks,
       webhooks,
+      breakers,
       health: new HealthService({
         database,
         cache: storage.cache,

@@ -73,6 +73,18 @@ export class Metrics {
     help: "This process's event-loop delay at p99 over the last 2 s window, as the dispatcher's load check reads it",
     registers: [this.registry],
   });
+  readonly breakerState = new Gauge({
+    name: 'outdial_breaker_state',
+    help: "Each dependency's circuit breaker (a model endpoint, a SIP trunk), shared by the deployment: 0 closed, 1 half-open (a probe in flight), 2 open (no new call that needs it is placed); sampled at scrape time",
+    labelNames: ['dependency', 'kind'] as const,
+    registers: [this.registry],
+  });
+  readonly breakerTransitions = new Counter({
+    name: 'outdial_breaker_transitions_total',
+    help: 'Circuit breaker changes this process made, by dependency and the state it went to (open, half-open, closed)',
+    labelNames: ['dependency', 'kind', 'to'] as const,
+    registers: [this.registry],
+  });
   readonly queueDepth = new Gauge({
     name: 'outdial_dispatch_queue_depth',
     help: 'Batch contacts queued and due now, across all active batches (sampled at scrape time)',

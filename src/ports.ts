@@ -292,6 +292,15 @@ export interface TrunkDirectory {
  * session, a trunk SIP OPTIONS. Resolves when it answered; rejects with an Error that says what
  * failed. The circuit breakers' half-open probes and the health report use it.
  */
+/**
+ * Whether the models this process's AI calls need are up, as their circuit breakers say now (no
+ * wait): an answered call whose engine's model is known down ends at once, before any greeting.
+ */
+export interface DependencyGate {
+  /** The first engine dependency whose breaker holds calls back, or null when all are closed. */
+  unavailable(): { kind: Exclude<Dependency['kind'], 'trunk'>; name: string } | null;
+}
+
 export interface DependencyProber {
   probe(dependency: Dependency, options?: { timeoutMs?: number }): Promise<void>;
 }

@@ -15,6 +15,13 @@ export const BATCH_STATUSES = [
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 /**
+ * Why a batch is paused (issue 24 §3): `operator` (the API's pause) or `dependency-unavailable`
+ * (a breaker its agent depends on opened; its first successful probe resumes the batch).
+ */
+export const PAUSE_REASONS = ['operator', 'dependency-unavailable'] as const;
+export type PauseReason = (typeof PAUSE_REASONS)[number];
+
+/**
  * A batch contact's state: queued (waiting to be dialed, maybe for its calling window or a
  * retry), dialing (a call is up or being placed), done (its last attempt ended), cancelled (by a
  * cancel or a failure of the batch), suppressed (its number is on the user's suppression list:

@@ -107,3 +107,19 @@ export function dependencyKindOfEnd(
       return null;
   }
 }
+
+/** The engine OUTDIAL_CONVERSATION_ENGINE names, as far as its dependencies go (see engines/index.ts). */
+export function engineKindOf(spec: string, llmUrl: string | null | undefined): EngineDependencyKind {
+  const name = spec.trim() === '' ? 'auto' : spec.trim();
+  if (name === 'auto') return llmUrl ? 'llm' : 'scripted';
+  if (name === 'offline' || name === 'scripted') return 'scripted';
+  if (name === 'llm' || name === 'realtime') return name;
+  return 'custom';
+}
+
+/** The end reason of an AI call that could not be served because a dependency of this kind is down. */
+export function unavailableReason(kind: Exclude<DependencyKind, 'trunk'>): EndedReason {
+  if (kind === 'stt') return 'stt-unavailable';
+  if (kind === 'tts') return 'tts-unavailable';
+  return 'model-unavailable';
+}

@@ -125,6 +125,14 @@ export interface BatchStatusPayload {
   userId: string;
   /** The status the batch is in after the event. */
   status: 'paused' | 'scheduled' | 'pending' | 'processing';
+  /**
+   * Why it was paused (batch.paused), or why the pause it ends began (batch.resumed): `operator`
+   * (the API's pause and resume) or `dependency-unavailable` (a breaker opened, and its recovery
+   * resumed the batch, issue 24 §3). Additive to the spec.
+   */
+  pauseReason: 'operator' | 'dependency-unavailable';
+  /** With `dependency-unavailable`: the key of the dependency's breaker (e.g. `llm:http://…/v1`, `trunk:<id>`). */
+  dependency: string | null;
   timestamp: string;
 }
 

@@ -113,6 +113,8 @@ const RULES: Record<ErrorCode, ErrorRule> = {
   IDEMPOTENCY_KEY_REUSED: { status: 422, error: 'Unprocessable Entity', withCode: true },
   PROVIDER_ERROR: { status: 502, error: 'Bad Gateway', withCode: true },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', withCode: true },
+  // A dependency the call needs (a model endpoint, a SIP trunk) has an open circuit breaker.
+  DEPENDENCY_UNAVAILABLE: { status: 503, error: 'Service Unavailable', withCode: true },
   INTERNAL: {
     status: 500,
     error: 'Internal Server Error',

@@ -1,4 +1,4 @@
-import { type BatchStatus, nextStep } from '../domain/batch.js';
+import { type BatchStatus, nextStep, type PauseReason } from '../domain/batch.js';
 import {
   type AnnouncedBatchEvent,
   allContactsFinal,
@@ -72,10 +72,23 @@ export interface CompletedBatch extends WebhookBatch {
  */
 export type BatchTransition =
   | Transitioned<'ingested' | 'claim', { id: string; user_id: string }>
-  | Transitioned<'pause' | 'resume'>
+  | (Transitioned<'pause'> & { pause: PauseCause })
+  | (Transitioned<'resume'> & { after: PauseCause })
   | (Transitioned<'cancel'> & { cancelledJobs: number })
   | (Transitioned<'fail'> & { failure: BatchFailure })
   | Transitioned<'finish', CompletedBatch>;
+
+/**
+ * Why a batch was paused: by its operator, or because a dependency its agent needs became
+ * unavailable (`dependency` is that breaker's key, domain/dependencies.ts). A resume carries the
+ * pause it ends.
+ */
+export interface PauseCause {
+  reason: PauseReason;
+  dependency: string | null;
+}
+
+export const OPERATOR_PAUSE: PauseCause = { reason: 'operator', dependency: null };
 
 /** What the batch lifecycle announces inside its callers' transactions (`TransactionBus`). */
 export interface BatchTransactionEvents {
@@ -166,42 +179,66 @@ export class BatchLifecycle {
     return true;
   }
 
-  /** Pauses a batch (the caller checked canBatch(status, 'pause')): no new call starts; calls up finish. */
-  async pauseBatch(repos: Repos, batch: LifecycleBatch, now: Date): Promise<BatchStatus> {
-    return this.pauseOrResume(repos, batch, 'pause', batchTransition(batch.status, { type: 'pause' }), now);
+  /**
+   * Pauses a batch (the caller checked canBatch(status, 'pause')): no new call starts; calls up
+   * finish. The reason is kept with it until the resume.
+   */
+  async pauseBatch(
+    repos: Repos,
+    batch: LifecycleBatch,
+    now: Date,
+    pause: PauseCause = OPERATOR_PAUSE,
+  ): Promise<BatchStatus> {
+    const to = batchTransition(batch.status, { type: 'pause' });
+    await repos.batches.moveStatus(batch.id, batchSources('pause'), {
+      status: to,
+      paused_at: now,
+      pause_reason: pause.reason,
+      paused_dependency: pause.dependency,
+      updated_at: now,
+    });
+    await this.announce({ tx: repos, cause: 'pause', batch, to, now, pause });
+    return to;
+  }
+
+  /**
+   * A paused batch's reason becomes the operator's (an operator paused a batch a dependency had
+   * paused): the dependency's recovery no longer resumes it. Not a change of status: nothing is
+   * announced.
+   */
+  async holdForOperator(repos: Repos, batchId: string, now: Date): Promise<void> {
+    await repos.batches.moveStatus(batchId, ['paused'], {
+      status: 'paused',
+      pause_reason: 'operator',
+      paused_dependency: null,
+      updated_at: now,
+    });
   }
 
   /**
    * Resumes a paused batch where it stopped: processing when it had started dialing, else
    * scheduled or pending as its start time says. Queued contacts keep their times (those past are
-   * due now).
+   * due now). `after` is the pause it ends.
    */
   async resumeBatch(
     repos: Repos,
     batch: LifecycleBatch & { started_at: Date | null; scheduled_start_at: Date | null },
     now: Date,
+    after: PauseCause = OPERATOR_PAUSE,
   ): Promise<BatchStatus> {
     const to = batchTransition(batch.status, {
       type: 'resume',
       started: batch.started_at !== null,
       startsLater: batch.scheduled_start_at !== null && batch.scheduled_start_at.getTime() > now.getTime(),
     });
-    return this.pauseOrResume(repos, batch, 'resume', to, now);
-  }
-
-  private async pauseOrResume(
-    repos: Repos,
-    batch: LifecycleBatch,
-    cause: 'pause' | 'resume',
-    to: BatchStatus,
-    now: Date,
-  ): Promise<BatchStatus> {
-    await repos.batches.moveStatus(batch.id, batchSources(cause), {
+    await repos.batches.moveStatus(batch.id, batchSources('resume'), {
       status: to,
-      paused_at: cause === 'pause' ? now : null,
+      paused_at: null,
+      pause_reason: null,
+      paused_dependency: null,
       updated_at: now,
     });
-    await this.announce({ tx: repos, cause, batch, to, now });
+    await this.announce({ tx: repos, cause: 'resume', batch, to, now, after });
     return to;
   }
 

@@ -1,7 +1,7 @@
 import { type BatchStatus, batchRatios } from '../domain/batch.js';
 import type { BatchCancelledPayload, BatchCompletedPayload, BatchStatusPayload } from '../domain/webhooks.js';
 import type { Repos } from '../store/index.js';
-import type { BatchTransition, CompletedBatch, WebhookBatch } from './batch-lifecycle.js';
+import type { BatchTransition, CompletedBatch, PauseCause, WebhookBatch } from './batch-lifecycle.js';
 import { queueWebhook } from './webhooks.js';
 
 /**
@@ -17,11 +17,19 @@ export async function queueBatchWebhook(transition: BatchTransition): Promise<vo
     case 'claim':
       return;
     case 'pause':
-    case 'resume': {
-      const { batch, to } = transition;
-      const event = transition.cause === 'pause' ? 'batch.paused' : 'batch.resumed';
-      return queueStatusWebhook(tx, batch, now, statusPayload(batch, event, to, now));
-    }
+      return queueStatusWebhook(
+        tx,
+        transition.batch,
+        now,
+        statusPayload(transition.batch, 'batch.paused', transition.to, transition.pause, now),
+      );
+    case 'resume':
+      return queueStatusWebhook(
+        tx,
+        transition.batch,
+        now,
+        statusPayload(transition.batch, 'batch.resumed', transition.to, transition.after, now),
+      );
     case 'cancel': {
       const { batch } = transition;
       return queueStatusWebhook(tx, batch, now, {
@@ -49,6 +57,7 @@ function statusPayload(
   batch: WebhookBatch,
   event: BatchStatusPayload['event'],
   status: BatchStatus,
+  pause: PauseCause,
   now: Date,
 ): BatchStatusPayload {
   return {
@@ -57,6 +66,8 @@ function statusPayload(
     agentId: batch.agent_id,
     userId: batch.user_id,
     status: status as BatchStatusPayload['status'],
+    pauseReason: pause.reason,
+    dependency: pause.dependency,
     timestamp: now.toISOString(),
   };
 }

@@ -1,4 +1,4 @@
-import type { CallingWindow } from '../domain/batch.js';
+import type { CallingWindow, PauseReason } from '../domain/batch.js';
 import {
   type BatchStatus,
   DEFAULT_RETRY,
@@ -6,7 +6,7 @@ import {
   isValidTimeZone,
   parseScheduledStart,
 } from '../domain/batch.js';
-import { canBatch } from '../domain/batch-lifecycle.js';
+import { canBatch, isActiveBatch } from '../domain/batch-lifecycle.js';
 import { isContactZone, parseCallingWindow, windowToRow } from '../domain/calling-window.js';
 import { consentError } from '../domain/consent.js';
 import { type BatchContactInput, distinctContacts } from '../domain/contacts.js';
@@ -14,7 +14,7 @@ import { AppError, fieldError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { representableInstant } from '../domain/input.js';
 import type { Repos } from '../store/index.js';
-import type { BatchLifecycle } from './batch-lifecycle.js';
+import { type BatchLifecycle, OPERATOR_PAUSE, type PauseCause } from './batch-lifecycle.js';
 import type { Deps } from './deps.js';
 import { assertWebhookUrls } from './webhooks.js';
 
@@ -155,7 +155,7 @@ export class BatchService {
     private readonly deps: Deps,
     private readonly lifecycle: Pick<
       BatchLifecycle,
-      'cancelBatch' | 'pauseBatch' | 'resumeBatch' | 'failBatch'
+      'cancelBatch' | 'pauseBatch' | 'resumeBatch' | 'failBatch' | 'holdForOperator'
     >,
   ) {}
 
@@ -343,6 +343,19 @@ export class BatchService {
     return store.tx(async (repos): Promise<BatchStateChange> => {
       const batch = await repos.batches.lockForUser(userId, batchId);
       if (!batch) throw new AppError('NOT_FOUND');
+      const now = clock.now();
+      // A batch a dependency paused, paused again by its operator: it stays paused, now for the
+      // operator, and the dependency's recovery no longer resumes it.
+      if (event === 'pause' && batch.status === 'paused' && batch.pause_reason === 'dependency-unavailable') {
+        await this.lifecycle.holdForOperator(repos, batchId, now);
+        return {
+          success: true as const,
+          batchId,
+          status: 'paused',
+          message:
+            'Batch paused by its operator: it no longer resumes on its own when its dependency recovers',
+        };
+      }
       if (!canBatch(batch.status, event)) {
         throw event === 'pause'
           ? new AppError(
@@ -353,11 +366,10 @@ export class BatchService {
             )
           : new AppError('BATCH_NOT_PAUSED', `Batch ${batchId} is ${batch.status}, not paused`);
       }
-      const now = clock.now();
       const status = (
         event === 'pause'
           ? await this.lifecycle.pauseBatch(repos, batch, now)
-          : await this.lifecycle.resumeBatch(repos, batch, now)
+          : await this.lifecycle.resumeBatch(repos, batch, now, pauseOf(batch))
       ) as BatchStateChange['status'];
       return {
         success: true as const,
@@ -369,6 +381,51 @@ export class BatchService {
             : `Batch resumed: ${status}`,
       };
     });
+  }
+
+  /**
+   * Pauses a batch that may still dial because a dependency its agent needs is unavailable (an
+   * open breaker, services/breakers.ts): `batch.paused` with pauseReason dependency-unavailable.
+   * False when the batch is no longer active (paused, cancelled or finished meanwhile).
+   */
+  async pauseForDependency(batchId: string, dependency: string): Promise<boolean> {
+    const { store, clock } = this.deps;
+    return store.tx(async (repos) => {
+      const batch = await repos.batches.lock(batchId);
+      if (!batch || !isActiveBatch(batch.status) || !canBatch(batch.status, 'pause')) return false;
+      await this.lifecycle.pauseBatch(repos, batch, clock.now(), {
+        reason: 'dependency-unavailable',
+        dependency,
+      });
+      return true;
+    });
+  }
+
+  /**
+   * Resumes every batch the dependency `key` paused (its breaker closed after a probe answered):
+   * `batch.resumed`, each where it stopped. A batch its operator paused meanwhile stays paused.
+   * Returns the batches resumed.
+   */
+  async resumeForDependency(key: string): Promise<string[]> {
+    const { store, clock } = this.deps;
+    const resumed: string[] = [];
+    for (const batchId of await store.batches.pausedFor(key)) {
+      const done = await store.tx(async (repos) => {
+        const batch = await repos.batches.lock(batchId);
+        if (
+          !batch ||
+          batch.status !== 'paused' ||
+          batch.pause_reason !== 'dependency-unavailable' ||
+          batch.paused_dependency !== key
+        ) {
+          return false;
+        }
+        await this.lifecycle.resumeBatch(repos, batch, clock.now(), pauseOf(batch));
+        return true;
+      });
+      if (done) resumed.push(batchId);
+    }
+    return resumed;
   }
 
   /**
@@ -390,4 +447,11 @@ export class BatchService {
       return true;
     });
   }
+}
+
+/** The pause a resume ends, as the batch row keeps it. */
+function pauseOf(batch: { pause_reason: PauseReason | null; paused_dependency: string | null }): PauseCause {
+  return batch.pause_reason === 'dependency-unavailable'
+    ? { reason: 'dependency-unavailable', dependency: batch.paused_dependency }
+    : OPERATOR_PAUSE;
 }

@@ -1,4 +1,4 @@
-import type { BatchStatus, CallingWindow } from '../domain/batch.js';
+import type { BatchStatus, CallingWindow, PauseReason } from '../domain/batch.js';
 import type { windowToRow } from '../domain/calling-window.js';
 
 /** A batches row. */
@@ -34,6 +34,10 @@ export interface BatchRow {
   ingest_passes: number;
   /** When the batch was paused; null when it is not (issue 15). */
   paused_at: Date | null;
+  /** Why it is paused (null when it is not): the operator, or a dependency (issue 24 §3). */
+  pause_reason: PauseReason | null;
+  /** The key of the breaker that paused it (domain/dependencies.ts), with `dependency-unavailable`. */
+  paused_dependency: string | null;
   /** {start, end, days}: read in each contact's zone; null: any time (issue 15). */
   calling_window: CallingWindow | null;
   require_consent: boolean;
@@ -105,6 +109,8 @@ export type LockedBatch = Pick<
   | 'webhooks'
   | 'started_at'
   | 'scheduled_start_at'
+  | 'pause_reason'
+  | 'paused_dependency'
 >;
 
 /** What an ingestion pass reads of its batch. */
@@ -117,6 +123,10 @@ export interface BatchesRepo {
   insert(batch: NewBatch): Promise<void>;
   /** Locks the user's batch (in a transaction, batches first: LOCK_ORDER) and reads it. */
   lockForUser(userId: string, batchId: string): Promise<LockedBatch | undefined>;
+  /** Locks a batch (any user's) as `lockForUser` reads it. */
+  lock(batchId: string): Promise<LockedBatch | undefined>;
+  /** The batches paused because the dependency `key` was unavailable. */
+  pausedFor(key: string): Promise<string[]>;
   /** Locks the batch and reads its status. */
   lockStatus(batchId: string): Promise<BatchRow['status'] | undefined>;
   /**
@@ -219,6 +229,8 @@ export interface StatusChange {
   cancelled_jobs?: number;
   completed_at?: Date;
   paused_at?: Date | null;
+  pause_reason?: PauseReason | null;
+  paused_dependency?: string | null;
   ingest_lease_until?: null;
   updated_at: Date;
 }

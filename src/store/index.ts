@@ -3,6 +3,7 @@ import type { AnalysisRepo } from './analysis.js';
 import type { BatchContactsRepo } from './batch-contacts.js';
 import type { BatchPayloadsRepo } from './batch-payloads.js';
 import type { BatchesRepo } from './batches.js';
+import type { BreakersRepo } from './breakers.js';
 import type { CallViewsRepo } from './call-views.js';
 import type { CallsRepo } from './calls.js';
 import type { ContactsRepo } from './contacts.js';
@@ -43,6 +44,7 @@ export interface Repos {
   dials: DialsRepo;
   dialOwners: DialOwnersRepo;
   locks: LocksRepo;
+  breakers: BreakersRepo;
   /**
    * Runs `run` once the transaction these repositories belong to has committed, before `tx`
    * resolves, and never if it rolls back; outside a transaction, at once. For the reactions that

@@ -7,9 +7,10 @@ import {
   type TurnMetrics,
 } from '../domain/agent-call.js';
 import type { FinalCallStatus, TranscriptEntry } from '../domain/call.js';
+import { unavailableReason } from '../domain/dependencies.js';
 import { isServiceReason } from '../domain/failure.js';
 import type { LiveReply } from '../domain/live-call.js';
-import type { DialAgent, LiveCallChannel, LoadGauge, RecordingStore } from '../ports.js';
+import type { DependencyGate, DialAgent, LiveCallChannel, LoadGauge, RecordingStore } from '../ports.js';
 import { BEEP_REASON, listenForVerdict, waitForGreetingEnd } from './amd.js';
 import type {
   CallTransport,
@@ -64,6 +65,12 @@ export interface AnsweredCallOptions {
    * browser call) ends at once as `overloaded` after the apology. Without it, nothing is counted.
    */
   load?: LoadGauge;
+  /**
+   * The engine's models' circuit breakers: a call answered while one is open ends at once as a
+   * failure of ours (`model-unavailable`, `stt-unavailable`, `tts-unavailable`), before any
+   * greeting, with the apology when speech is up. Without it, the engine finds out itself.
+   */
+  dependencies?: DependencyGate;
   logger?: Logger;
 }
 
@@ -127,9 +134,21 @@ export async function runAnsweredCall(options: AnsweredCallOptions): Promise<Ans
 
   const place = options.load?.startAiCall(options.callId);
   try {
-    const verdict = place?.over ? 'overloaded' : await detect(options, up.signal);
+    const down = place?.over ? null : (options.dependencies?.unavailable() ?? null);
+    const verdict = place?.over ? 'overloaded' : down ? 'unavailable' : await detect(options, up.signal);
     if (reason !== null) {
       // Gone before a verdict (or before its session began): nobody was talked to.
+    } else if (down) {
+      // The engine's model is known down (its breaker is open): said so and ended before any
+      // greeting, a failure of ours, rather than a greeting followed by the apology.
+      logger?.warn(
+        { callId: options.callId, dependency: down.name },
+        'answered while a model is down: ending it',
+      );
+      status = 'FAILED';
+      error = `${down.name} is unavailable (its circuit breaker is open)`;
+      if (down.kind !== 'tts') await sayApology(options, up.signal, addTurn);
+      end(unavailableReason(down.kind));
     } else if (verdict === 'overloaded') {
       // Answered where it cannot be served: said so and ended at once, a failure of ours (not
       // charged; a campaign contact keeps its attempt), rather than dead air from a busy worker.
@@ -138,7 +157,7 @@ export async function runAnsweredCall(options: AnsweredCallOptions): Promise<Ans
       error = 'The worker that answered was at its most AI calls at once (OUTDIAL_MAX_AI_CALLS)';
       await sayApology(options, up.signal, addTurn);
       end('overloaded');
-    } else if (verdict !== 'human') {
+    } else if (verdict === 'machine' || verdict === 'beep') {
       status = 'VOICEMAIL';
       live?.setStatus('voicemail');
       error = await leaveVoicemail(options, config.voicemailMessage, verdict, up.signal, addTurn);

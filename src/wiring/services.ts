@@ -8,7 +8,8 @@ import { AnalysisService } from '../services/analysis.js';
 import { BatchLifecycle, type BatchTransactionEvents } from '../services/batch-lifecycle.js';
 import { BatchReads } from '../services/batch-reads.js';
 import { BatchService } from '../services/batches.js';
-import { CallIntake } from '../services/calls/intake.js';
+import type { Breakers } from '../services/breakers.js';
+import { agentForDial, CallIntake } from '../services/calls/intake.js';
 import { CallLifecycle, type CallTransactionEvents } from '../services/calls/lifecycle.js';
 import { LiveView } from '../services/calls/live-view.js';
 import { CallReads } from '../services/calls/reads.js';
@@ -65,6 +66,8 @@ export function buildServices(
     trunks: SipTrunkService;
     webhooks: WebhookService;
     health: HealthService;
+    /** The dependencies' circuit breakers (services/breakers.ts). */
+    breakers: Breakers;
     analyzer: Analyzer;
     /** The client webhooks go out through (the address guard). */
     http: HttpDispatcher;
@@ -77,7 +80,7 @@ export function buildServices(
   const links = new RecordingLinks(deps);
   const live = new LiveView(deps, links);
   const lifecycle = new CallLifecycle(deps, events, reactions);
-  const calls = new CallIntake(deps, lifecycle, events);
+  const calls = new CallIntake(deps, lifecycle, events, context.breakers);
   const callReads = new CallReads(deps, live, links);
   const reconciler = new Reconciler(deps, lifecycle, live);
   const batchReactions = new TransactionBus<BatchTransactionEvents>();
@@ -94,6 +97,7 @@ export function buildServices(
     limiter: storage.limiter,
     maxConcurrentCalls: config.maxConcurrentCalls,
     load: voice.load,
+    breakers: context.breakers,
   });
   const liveControl = new LiveControlService({
     calls: callReads,
@@ -113,6 +117,13 @@ export function buildServices(
     batchLifecycle,
     metrics: deps.metrics,
     links,
+    breakers: context.breakers,
+    agentOfCall: async (agentId) => {
+      const row = await deps.store.agents.get(agentId);
+      if (!row) return null;
+      const agent = agentForDial(row);
+      return { agent, heldHere: deps.provider.holdsConversations?.(agent) ?? false };
+    },
     serviceRetryMs: config.serviceRetryMs,
   });
   const batchReads = new BatchReads(deps, callReads, links);

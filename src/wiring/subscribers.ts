@@ -7,6 +7,7 @@ import {
 } from '../services/batch-lifecycle.js';
 import type { BatchReads } from '../services/batch-reads.js';
 import { queueBatchWebhook } from '../services/batch-webhooks.js';
+import type { AgentOfCall, Breakers } from '../services/breakers.js';
 import { queueCallProgress } from '../services/call-events.js';
 import { queueCallCompleted } from '../services/calls/completed.js';
 import type { CallTransactionEvents } from '../services/calls/lifecycle.js';
@@ -25,6 +26,10 @@ export interface CallReactions {
   batchLifecycle: Pick<BatchLifecycle, 'finishIfDone'>;
   metrics: Metrics;
   links: RecordingLinks;
+  /** The dependencies' circuit breakers, told what each call's end says of them. */
+  breakers: Breakers;
+  /** A call's agent as dialed, and whether a conversation engine holds its calls here. */
+  agentOfCall: (agentId: string) => ReturnType<AgentOfCall>;
   /** OUTDIAL_SERVICE_RETRY_MS: the first wait of a campaign contact whose call failed on our side. */
   serviceRetryMs: number;
 }
@@ -37,7 +42,17 @@ export interface CallReactions {
 export function subscribeCallReactions(
   events: DomainEventBus,
   reactions: TransactionBus<CallTransactionEvents>,
-  { live, liveControl, dispatcher, batchLifecycle, metrics, links, serviceRetryMs }: CallReactions,
+  {
+    live,
+    liveControl,
+    dispatcher,
+    batchLifecycle,
+    metrics,
+    links,
+    breakers,
+    agentOfCall,
+    serviceRetryMs,
+  }: CallReactions,
 ): void {
   // In the transaction that applies calls' ends, so each happens if and only if the end commits.
   // call.completed is queued before the batch's own completion, so the outbox sends them in order.
@@ -79,6 +94,11 @@ export function subscribeCallReactions(
     if (recorded) await liveControl.callEnded(event);
   });
   events.on('call.ended', 'dispatcher-release', ({ event }) => dispatcher.released(event.callId));
+  // A service failure counts against the dependency it names (three in a row open its breaker);
+  // an end that went well ends a streak.
+  events.on('call.ended', 'breaker-evidence', async ({ event, call }) => {
+    if (call) await breakers.recordEnd(event, () => agentOfCall(call.agent_id));
+  });
 }
 
 /** The modules that react to a batch's transitions. */

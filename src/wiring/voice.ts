@@ -13,7 +13,7 @@ import { publicAddressFor, SipVoiceProvider } from '../adapters/voice/sip/provid
 import { WebCallProvider } from '../adapters/voice/web-provider.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
-import type { TrunkDirectory, VoiceProvider } from '../ports.js';
+import type { DependencyGate, TrunkDirectory, VoiceProvider } from '../ports.js';
 import { loadConversationEngine } from '../voice/engines/index.js';
 import { HttpToolCaller } from '../voice/http-tools.js';
 import { ProcessLoad } from '../voice/load.js';
@@ -56,6 +56,8 @@ export async function buildVoice(
     logger: Logger;
     /** The client agents' HTTP tools go out through (the webhooks' address guard). */
     http: HttpDispatcher;
+    /** The engine's models' circuit breakers, which an answered call asks first (services/breakers.ts). */
+    dependencies: DependencyGate;
     /** A call's user's webhook secrets, which sign its HTTP tool requests. */
     signingSecrets: (callId: string) => Promise<string[]>;
     /** The SIP trunks calls are placed through. */
@@ -153,6 +155,7 @@ export async function buildVoice(
                 maxCallMs: config.maxCallSeconds * 1000,
                 live: liveChannel,
                 load,
+                dependencies: context.dependencies,
               },
             }
           : {}),
@@ -188,6 +191,7 @@ export async function buildVoice(
           ...(redisCache ? { leases: new RedisLeases(redisCache.redis) } : {}),
           live: liveChannel,
           load,
+          dependencies: context.dependencies,
           logger,
           onFinalResponse: (trunk, code) => metrics.sipFinalResponses.inc({ trunk, code: String(code) }),
           onTrunkLoad: (trunk, up, waiting) => {
@@ -204,6 +208,7 @@ export async function buildVoice(
     records: dials,
     live: liveChannel,
     load,
+    dependencies: context.dependencies,
     logger,
     clock,
   });

@@ -4,6 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
+import type { ModelDependencies } from '../../domain/dependencies.js';
 import type { VoiceModels } from '../../voice/contracts.js';
 import { OpenAiChatModel } from './chat.js';
 import { OpenAiSpeechToText, PocketsphinxSpeechToText } from './stt.js';
@@ -95,5 +96,21 @@ export function buildVoiceModels(options: BuildVoiceModelsOptions): BuiltVoiceMo
         ),
       );
     },
+  };
+}
+
+/** The endpoints as dependencies with breakers (domain/dependencies.ts): the three above and the realtime server. */
+export function modelDependencies(
+  config: Parameters<typeof modelEndpoints>[0] & Pick<Config, 'realtimeUrl' | 'realtimeModel'>,
+): ModelDependencies {
+  const { llm, stt, tts } = modelEndpoints(config);
+  return {
+    llm,
+    stt,
+    tts,
+    realtime:
+      config.realtimeUrl && config.realtimeModel
+        ? { url: config.realtimeUrl, model: config.realtimeModel }
+        : null,
   };
 }

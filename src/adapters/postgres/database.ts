@@ -5,7 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { type ColumnType, type Generated, Kysely, PostgresDialect, type RawBuilder, sql } from 'kysely';
 import type { CustomTypesConfig } from 'pg';
 import type { EndedReason, ToolCallRecord, TurnMetrics } from '../../domain/agent-call.js';
-import type { BatchContactState, CallingWindow, ConsentRecord } from '../../domain/batch.js';
+import type { BatchContactState, CallingWindow, ConsentRecord, PauseReason } from '../../domain/batch.js';
 import type { CallChannel, CallStatus, TranscriptEntry } from '../../domain/call.js';
 import type { FailureSource } from '../../domain/failure.js';
 import type { WebhookDeliveryStatus } from '../../domain/webhooks.js';
@@ -142,6 +142,8 @@ export interface BatchesTable
     | 'ingest_lease_until'
     | 'ingest_passes'
     | 'paused_at'
+    | 'pause_reason'
+    | 'paused_dependency'
     | 'calling_window'
     | 'require_consent'
     | 'retry_on_voicemail'
@@ -164,6 +166,8 @@ export interface BatchesTable
   ingest_lease_until: NullableTimestamp;
   ingest_passes: Generated<number>;
   paused_at: NullableTimestamp;
+  pause_reason: ColumnType<PauseReason | null, PauseReason | null | undefined, PauseReason | null>;
+  paused_dependency: ColumnType<string | null, string | null | undefined, string | null>;
   calling_window: Json<CallingWindow | null>;
   require_consent: Generated<boolean>;
   retry_on_voicemail: Generated<boolean>;
@@ -259,6 +263,24 @@ export interface DialsTable {
   outcome: Json<Record<string, unknown> | null>;
 }
 
+/** One circuit breaker per dependency (migration 019). */
+export interface BreakersTable {
+  key: string;
+  kind: string;
+  name: string;
+  state: Generated<string>;
+  failures: Generated<number>;
+  streak_started_at: NullableTimestamp;
+  opened_at: NullableTimestamp;
+  next_probe_at: NullableTimestamp;
+  probes: Generated<number>;
+  last_success_at: NullableTimestamp;
+  last_failure_at: NullableTimestamp;
+  last_error: ColumnType<string | null, string | null | undefined, string | null>;
+  latency_ms: ColumnType<number | null, number | null | undefined, number | null>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 /** One lease per running process (migration 007). */
 export interface DialOwnersTable {
   id: string;
@@ -292,6 +314,7 @@ export interface Database {
   schema_migrations: SchemaMigrationsTable;
   suppressions: SuppressionsTable;
   idempotency_keys: IdempotencyKeysTable;
+  breakers: BreakersTable;
 }
 
 export type Db = Kysely<Database>;

@@ -5,6 +5,7 @@ import { PgAnalysisRepo } from './repos/analysis.js';
 import { PgBatchContactsRepo } from './repos/batch-contacts.js';
 import { PgBatchPayloadsRepo } from './repos/batch-payloads.js';
 import { PgBatchesRepo } from './repos/batches.js';
+import { PgBreakersRepo } from './repos/breakers.js';
 import { PgCallViewsRepo } from './repos/call-views.js';
 import { PgCallsRepo } from './repos/calls.js';
 import { PgContactsRepo } from './repos/contacts.js';
@@ -51,6 +52,7 @@ function buildRepos(db: Db, order: LockOrder | null, committed: AfterCommit): Re
     suppressions: new PgSuppressionsRepo(db),
     dials: new PgDialsRepo(db),
     dialOwners: new PgDialOwnersRepo(db),
+    breakers: new PgBreakersRepo(db),
     locks: new PgLocksRepo(db, order),
     afterCommit: (run) => {
       if (committed === 'refused')

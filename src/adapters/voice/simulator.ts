@@ -6,6 +6,7 @@ import type { TranscriptEntry } from '../../domain/call.js';
 import type {
   CallEndedEvent,
   Clock,
+  DependencyGate,
   DialRecord,
   DialRecords,
   DialRequest,
@@ -69,6 +70,8 @@ export interface SimulatedConversations {
   live?: LiveCallChannel;
   /** This process's load: each answered conversation is an AI call (see session.ts). */
   load?: LoadGauge;
+  /** The engine's models' breakers: an answered call whose model is known down ends at once (see session.ts). */
+  dependencies?: DependencyGate;
   /** The callee's pace (think time, leave grace, hello): tests shorten them. */
   callee?: Pick<SimTransportOptions, 'thinkMs' | 'leaveGraceMs' | 'helloAfterMs'> & {
     maxReplies?: number;
@@ -436,6 +439,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       maxCallMs: settings.maxCallMs,
       ...(settings.live ? { live: settings.live } : {}),
       ...(settings.load ? { load: settings.load } : {}),
+      ...(settings.dependencies ? { dependencies: settings.dependencies } : {}),
       ...(logger ? { logger } : {}),
     });
     const endedAt = this.clock.now();

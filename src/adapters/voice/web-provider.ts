@@ -5,6 +5,7 @@ import {
   type CallEndedEvent,
   type CallHolder,
   type Clock,
+  type DependencyGate,
   type DialRecord,
   type DialRecords,
   type DialRequest,
@@ -38,6 +39,8 @@ export interface WebProviderOptions {
   live: LiveCallChannel;
   /** This process's load: each browser call is an AI call (see session.ts). */
   load?: LoadGauge;
+  /** The engine's models' breakers: an answered call whose model is known down ends at once (see session.ts). */
+  dependencies?: DependencyGate;
   logger?: Logger;
   /** The clock a call's end is read from. */
   clock?: Clock;
@@ -132,6 +135,7 @@ export class WebCallProvider implements CallHolder {
         stop,
         live,
         ...(this.options.load ? { load: this.options.load } : {}),
+        ...(this.options.dependencies ? { dependencies: this.options.dependencies } : {}),
         ...(logger ? { logger } : {}),
       });
       const endedAt = (this.options.clock ?? systemClock).now();

@@ -69,6 +69,16 @@ const BatchStatusChanged = (event: 'batch.paused' | 'batch.resumed') =>
       ['paused', 'scheduled', 'pending', 'processing'].map((status) => Type.Literal(status)),
       { description: 'The batch status after the event' },
     ),
+    pauseReason: Type.Union([Type.Literal('operator'), Type.Literal('dependency-unavailable')], {
+      description:
+        event === 'batch.paused'
+          ? 'Why the batch was paused: by its operator, or because a dependency its agent needs (a model endpoint, a SIP trunk) is unavailable; such a batch resumes on its own once the dependency answers again'
+          : 'Why the pause this resume ends began: operator, or dependency-unavailable (resumed on its own once the dependency answered a probe, or by the operator)',
+    }),
+    dependency: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "With dependency-unavailable: the dependency's breaker key, e.g. llm:http://10.0.0.5:8000/v1 or trunk:trk_…",
+    }),
     timestamp: DateTime,
   });
 
@@ -129,11 +139,11 @@ export const WEBHOOKS = {
   'batch.completed': hook('onBatchComplete: the batch finished', BatchCompleted),
   'batch.failed': hook('onBatchFailed: the batch stopped before finishing', BatchFailed),
   'batch.paused': hook(
-    'onBatchEvent, else onBatchComplete: the batch was paused',
+    'onBatchEvent, else onBatchComplete: the batch was paused, by its operator or because a dependency became unavailable (pauseReason)',
     BatchStatusChanged('batch.paused'),
   ),
   'batch.resumed': hook(
-    'onBatchEvent, else onBatchComplete: the batch was resumed',
+    'onBatchEvent, else onBatchComplete: the batch was resumed, by its operator or on its own once the dependency that paused it answered again',
     BatchStatusChanged('batch.resumed'),
   ),
   'batch.cancelled': hook('onBatchEvent, else onBatchComplete: the batch was cancelled', BatchCancelled),

@@ -10,6 +10,7 @@ import { E164_MESSAGE, normalizeE164 } from '../../domain/phone.js';
 import { type CallEvent, singleCallWantsProgress } from '../../domain/webhooks.js';
 import type { DialRequest } from '../../ports.js';
 import type { Repos } from '../../store/index.js';
+import type { Breakers } from '../breakers.js';
 import { callLoad } from '../call-load.js';
 import type { Deps } from '../deps.js';
 import type { DomainEventBus } from '../events.js';
@@ -59,7 +60,32 @@ export class CallIntake {
     >,
     private readonly lifecycle: CallLifecycle,
     private readonly events: DomainEventBus,
+    /** The dependencies' circuit breakers; without them, a dial never waits on one. */
+    private readonly breakers?: Pick<Breakers, 'blocking' | 'dependenciesOf'>,
   ) {}
+
+  /**
+   * No single call into a known outage: when a dependency the call needs (its trunk; the engine's
+   * models, when the engine holds its calls here) has an open breaker, 503 DEPENDENCY_UNAVAILABLE
+   * naming it, before anything is written.
+   */
+  private async assertDependenciesUp(agent: DialRequest['agent']): Promise<void> {
+    const breakers = this.breakers;
+    if (!breakers) return;
+    const held = this.deps.provider.holdsConversations?.(agent) ?? false;
+    const blocked = await breakers.blocking(breakers.dependenciesOf(agent, held));
+    if (!blocked) return;
+    throw new AppError(
+      'DEPENDENCY_UNAVAILABLE',
+      `${blocked.name} is unavailable${blocked.openedAt ? ` since ${blocked.openedAt.toISOString()}` : ''}; the call was not placed. Calls resume once it answers again.`,
+      {
+        dependency: blocked.key,
+        kind: blocked.kind,
+        since: blocked.openedAt?.toISOString() ?? null,
+        lastError: blocked.lastError,
+      },
+    );
+  }
 
   /**
    * Starts a single call. The call row (status ONGOING) is committed before the provider is asked:
@@ -76,6 +102,7 @@ export class CallIntake {
     assertWebhookUrls({ statusCallBackUrl: input.statusCallBackUrl }, this.deps.config.webhookAllowPrivate);
     const agent = await this.activeAgent(userId, input.agentConfigId);
     const dialAgent = agentForDial(agent);
+    await this.assertDependenciesUp(dialAgent);
     const callId = newId('call');
     const now = this.deps.clock.now();
     let contactId: string | null = null;

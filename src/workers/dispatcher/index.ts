@@ -7,6 +7,7 @@ import { newId } from '../../domain/ids.js';
 import type { Admission, DialRequest, LoadGauge, Pace, RateLimiter } from '../../ports.js';
 import { type BatchLifecycle, deferContacts } from '../../services/batch-lifecycle.js';
 import type { BatchService } from '../../services/batches.js';
+import type { Breakers } from '../../services/breakers.js';
 import { callLoad } from '../../services/call-load.js';
 import { agentForDial } from '../../services/calls/intake.js';
 import type { CallLifecycle } from '../../services/calls/lifecycle.js';
@@ -32,6 +33,12 @@ export interface DispatcherOptions {
    * OUTDIAL_MAX_AI_CALLS. Without it, neither bound applies.
    */
   load?: LoadGauge;
+  /**
+   * The dependencies' circuit breakers: a batch whose agent needs one that holds calls back is
+   * paused (`dependency-unavailable`) instead of claimed; the breaker's recovery resumes it.
+   * Without them, no batch is paused for a dependency.
+   */
+  breakers?: Pick<Breakers, 'blocking' | 'dependenciesOf'>;
   /** How far ahead slots are reserved and rows claimed. */
   horizonMs?: number;
   /** Pause between passes. */
@@ -151,9 +158,12 @@ export class Dispatcher {
       let left = capacity;
       for (const batch of batches.slice(i, i + BATCHES_AT_ONCE)) {
         if (left <= 0) break;
+        const agent = await this.agent(batch.agent_id);
+        // No new call into a known outage: the batch pauses, and resumes when its dependency does.
+        if (await this.pausedForDependency(batch, agent)) continue;
         let wanted = Math.min(left, Math.ceil((batch.max_calls_per_second * this.horizonMs) / 1000));
         // A batch whose calls an engine holds here takes no more than the AI calls left.
-        const ai = load !== undefined && this.holdsConversations(await this.agent(batch.agent_id));
+        const ai = load !== undefined && this.holdsConversations(agent);
         if (ai) wanted = Math.min(wanted, aiRoom);
         if (wanted <= 0) continue;
         if (ai) aiRoom -= wanted;
@@ -171,6 +181,27 @@ export class Dispatcher {
       }
     }
     return scheduled;
+  }
+
+  /**
+   * Pauses the batch when a dependency of its agent (its trunk; the engine's models, when the
+   * engine holds its calls here) has an open breaker. The pause is `BatchService`'s; the calls
+   * this process already claimed for the batch go back to the queue at the next pass
+   * (`withdrawStopped`), and another process's at its own.
+   */
+  private async pausedForDependency(batch: ActiveBatch, agent: DialRequest['agent']): Promise<boolean> {
+    const breakers = this.options.breakers;
+    if (!breakers) return false;
+    const blocked = await breakers.blocking(breakers.dependenciesOf(agent, this.holdsConversations(agent)));
+    if (!blocked) return false;
+    const paused = await this.options.batches.pauseForDependency(batch.id, blocked.key);
+    if (paused) {
+      this.options.deps.logger.warn(
+        { batchId: batch.id, dependency: blocked.key },
+        `batch paused: ${blocked.name} is unavailable`,
+      );
+    }
+    return true;
   }
 
   /**

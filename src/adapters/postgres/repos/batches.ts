@@ -53,6 +53,15 @@ export class PgBatchesRepo implements BatchesRepo {
 
   lockForUser(userId: string, batchId: string): Promise<LockedBatch | undefined> {
     takeLock(this.order, 'batches');
+    return this.lockedQuery(batchId).where('user_id', '=', userId).executeTakeFirst();
+  }
+
+  lock(batchId: string): Promise<LockedBatch | undefined> {
+    takeLock(this.order, 'batches');
+    return this.lockedQuery(batchId).executeTakeFirst();
+  }
+
+  private lockedQuery(batchId: string) {
     return this.db
       .selectFrom('batches')
       .select([
@@ -65,11 +74,24 @@ export class PgBatchesRepo implements BatchesRepo {
         'webhooks',
         'started_at',
         'scheduled_start_at',
+        'pause_reason',
+        'paused_dependency',
       ])
       .where('id', '=', batchId)
-      .where('user_id', '=', userId)
-      .forUpdate()
-      .executeTakeFirst();
+      .forUpdate();
+  }
+
+  async pausedFor(key: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('batches')
+      .select('id')
+      .where('paused_dependency', '=', key)
+      .where('status', '=', 'paused')
+      .where('pause_reason', '=', 'dependency-unavailable')
+      .orderBy('priority', 'desc')
+      .orderBy('created_at')
+      .execute();
+    return rows.map((row) => row.id);
   }
 
   async lockStatus(batchId: string): Promise<BatchRow['status'] | undefined> {

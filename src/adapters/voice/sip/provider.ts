@@ -7,6 +7,7 @@ import type { FinalCallStatus } from '../../../domain/call.js';
 import {
   type CallEndedEvent,
   type Clock,
+  type DependencyGate,
   type DialRecord,
   type DialRecords,
   type DialRequest,
@@ -100,6 +101,8 @@ export interface SipProviderOptions {
   live?: LiveCallChannel;
   /** This process's load: each answered call is an AI call (see session.ts). */
   load?: LoadGauge;
+  /** The engine's models' breakers: an answered call whose model is known down ends at once (see session.ts). */
+  dependencies?: DependencyGate;
   logger?: Logger;
   /** Every final answer to an INVITE (the metrics count them). */
   onFinalResponse?(trunkId: string, code: number): void;
@@ -495,6 +498,7 @@ export class SipVoiceProvider implements VoiceProvider {
           stop: signal,
           ...(this.options.live ? { live: this.options.live } : {}),
           ...(this.options.load ? { load: this.options.load } : {}),
+          ...(this.options.dependencies ? { dependencies: this.options.dependencies } : {}),
           ...(this.options.logger ? { logger: this.options.logger } : {}),
         });
         ended = { callId: request.callId, answeredAt, sipCode: code, ...outcome };

@@ -118,6 +118,10 @@ export function registerCallDial(app: App, services: Pick<AppServices, 'calls' |
         description:
           "Access denied (userId is not the key's user), or code NUMBER_SUPPRESSED: the number is on the user's suppression list; nothing is dialed or charged",
       }),
+      503: Type.Ref(ErrorBody, {
+        description:
+          'Code DEPENDENCY_UNAVAILABLE: a dependency the call needs (the chat model, a speech or realtime server, the agent\'s SIP trunk) has an open circuit breaker; `details.dependency` names it (e.g. `llm:http://10.0.0.5:8000/v1`, `trunk:trk_…`), with `kind`, `since` and `lastError`. Nothing was written, dialed or charged; try again once GET /api/v1/health shows it closed.',
+      }),
     },
   };
   app.post(
