@@ -13,7 +13,7 @@ import { engineKindOf } from './domain/dependencies.js';
 import { type App, buildApp } from './http/app.js';
 import { createLogger } from './logging.js';
 import { Metrics } from './metrics.js';
-import type { LiveCallChannel } from './ports.js';
+import type { DependencyProber, LiveCallChannel } from './ports.js';
 import { Breakers } from './services/breakers.js';
 import type { CallTransactionEvents } from './services/calls/lifecycle.js';
 import type { Deps } from './services/deps.js';
@@ -49,6 +49,8 @@ export type { Role };
 export interface RuntimeOverrides extends StorageOverrides, VoiceOverrides {
   /** What the process is for (default `serve`): `api` builds no SIP or RTP stack. */
   role?: Role;
+  /** Asks the dependencies of open breakers a real question (default: adapters/probes.ts over the configuration). */
+  prober?: DependencyProber;
   logger?: Logger;
   /** Milliseconds between reconciler passes when idle. */
   reconcileIdleMs?: number;
@@ -218,6 +220,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         webhookSender,
         analysis: services.analysis,
         idempotency: services.idempotency,
+        breakers,
+        prober: overrides.prober,
+        batches: services.batches,
       },
       {
         logger,

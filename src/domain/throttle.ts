@@ -1,5 +1,5 @@
 import { campaignAllowance, campaignPlaces, type UserCallLoad } from './allowance.js';
-import type { BatchStatus } from './batch.js';
+import type { BatchStatus, PauseReason } from './batch.js';
 import { assertNever } from './call.js';
 
 /** Why a batch dials below its configured rate (issue 24 §5: the names are the API's). */
@@ -7,8 +7,7 @@ export const THROTTLE_REASONS = [
   'user-concurrency',
   'trunk-capacity',
   'calling-window',
-  // Reserved for the outage work (a breaker open on the provider, the database or Redis): named in
-  // the API now so clients can handle it, produced by nothing yet.
+  // A breaker its agent needs is open: the batch is paused until the dependency answers a probe.
   'dependency-unavailable',
 ] as const;
 export type ThrottleReason = (typeof THROTTLE_REASONS)[number];
@@ -39,6 +38,9 @@ export type BatchThrottle =
 /** What the batch's status read knows, from counts, for the throttle. */
 export interface ThrottleFacts {
   status: BatchStatus;
+  /** Why a paused batch is paused (null otherwise), and the breaker key with `dependency-unavailable`. */
+  pauseReason?: PauseReason | null;
+  pausedDependency?: string | null;
   /** Whether a queued contact is due now (not waiting for a retry nor its window). */
   dueNow: boolean;
   /** The user's load, read for a dialing batch with contacts due; null otherwise. */
@@ -56,6 +58,9 @@ export interface ThrottleFacts {
  * A batch waiting only for its retries is not throttled: its time left says when they are due.
  */
 export function batchThrottle(facts: ThrottleFacts): BatchThrottle | null {
+  if (facts.status === 'paused' && facts.pauseReason === 'dependency-unavailable') {
+    return { reason: 'dependency-unavailable', dependency: facts.pausedDependency ?? 'unknown' };
+  }
   if (facts.status !== 'processing' && facts.status !== 'pending') return null;
   if (facts.dueNow && facts.load && campaignAllowance(facts.load).freePlaces === 0) {
     const { maxConcurrentCalls, callsInProgress } = facts.load;

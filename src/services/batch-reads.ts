@@ -1,4 +1,4 @@
-import { type BatchStatus, batchRatios } from '../domain/batch.js';
+import { type BatchStatus, batchRatios, type PauseReason } from '../domain/batch.js';
 import { isFinalBatch } from '../domain/batch-lifecycle.js';
 import type { CallStatus } from '../domain/call.js';
 import { AppError } from '../domain/errors.js';
@@ -40,6 +40,10 @@ export interface BatchStatistics {
   };
   /** Why the batch dials below its configured rate; null when nothing holds it (issue 24 §5). */
   throttle: BatchThrottle | null;
+  /** Why a paused batch is paused: its operator, or a dependency (issue 24 §3); null when it is not paused. */
+  pauseReason: PauseReason | null;
+  /** With `dependency-unavailable`: the breaker key of the dependency (e.g. `llm:http://…/v1`). */
+  pausedDependency: string | null;
   timestamps: {
     createdAt: string;
     startedAt: string | null;
@@ -285,12 +289,16 @@ export class BatchReads {
       },
       throttle: batchThrottle({
         status: batch.status,
+        pauseReason: batch.pause_reason,
+        pausedDependency: batch.paused_dependency,
         dueNow: waits?.due_now ?? false,
         load,
         waitingForTrunk: calls?.held ?? 0,
         waitingForWindow: waits?.waiting_for_window ?? 0,
         nextOpening: waits?.next_opening ?? null,
       }),
+      pauseReason: batch.status === 'paused' ? (batch.pause_reason ?? 'operator') : null,
+      pausedDependency: batch.status === 'paused' ? batch.paused_dependency : null,
       timestamps: {
         createdAt: batch.created_at.toISOString(),
         startedAt: startedAt?.toISOString() ?? null,

@@ -1,5 +1,8 @@
 import type { Logger } from 'pino';
+import type { DependencyProber } from '../ports.js';
 import type { AnalysisService } from '../services/analysis.js';
+import type { BatchService } from '../services/batches.js';
+import type { Breakers } from '../services/breakers.js';
 import type { IdempotencyService } from '../services/idempotency.js';
 import type { BatchIngester } from '../services/ingest.js';
 import type { Dispatcher } from '../workers/dispatcher/index.js';
@@ -16,6 +19,10 @@ export function buildWorkers(
     webhookSender: WebhookSender;
     analysis: AnalysisService;
     idempotency: IdempotencyService;
+    breakers: Breakers;
+    /** Asks a dependency a real small question (adapters/probes.ts); without it, no breaker is probed. */
+    prober?: DependencyProber | undefined;
+    batches: Pick<BatchService, 'resumeForDependency'>;
   },
   options: {
     logger: Logger;
@@ -47,6 +54,9 @@ export function buildWorkers(
       logger,
       tick: () => parts.dispatcher.tick(),
     }),
+    // An open breaker's dependency is probed when due (doubling waits); its first answer closes
+    // the breaker and resumes every batch it paused.
+    ...(parts.prober ? [probeLoop(parts.breakers, parts.prober, parts.batches, logger)] : []),
     new PollLoop({ name: 'ingest-recovery', idleMs: 2_000, logger, tick: () => parts.ingester.recover() }),
     new PollLoop({ name: 'webhooks', idleMs: 200, logger, tick: () => parts.webhookSender.tick() }),
     new PollLoop({ name: 'analysis', idleMs: 200, logger, tick: () => parts.analysis.tick() }),
@@ -58,4 +68,24 @@ export function buildWorkers(
       tick: () => parts.idempotency.purgeExpired(),
     }),
   ];
+}
+
+function probeLoop(
+  breakers: Breakers,
+  prober: DependencyProber,
+  batches: Pick<BatchService, 'resumeForDependency'>,
+  logger: Logger,
+): PollLoop {
+  return new PollLoop({
+    name: 'breaker-probes',
+    idleMs: 500,
+    logger,
+    tick: async () => {
+      const closed = await breakers.probeDue(prober, async (key) => {
+        const resumed = await batches.resumeForDependency(key);
+        if (resumed.length > 0) logger.info({ dependency: key, batches: resumed }, 'batches resumed');
+      });
+      return closed.length;
+    },
+  });
 }

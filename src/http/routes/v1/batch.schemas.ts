@@ -90,6 +90,18 @@ export const BatchStatisticsSchema = Type.Object({
     elapsedTime: Type.Number({ description: 'Milliseconds since the first call' }),
   }),
   throttle: Nullable(ThrottleSchema),
+  pauseReason: Nullable(
+    Type.Union([Type.Literal('operator'), Type.Literal('dependency-unavailable')], {
+      description:
+        "Why a paused batch is paused (null when it is not): by its operator (POST /api/v1/batch/pause), or because a dependency its agent needs (the chat model, a speech or realtime server, its SIP trunk) has an open circuit breaker; such a batch resumes on its own once the dependency answers a probe (batch.resumed). An operator's pause of such a batch makes it the operator's.",
+    }),
+  ),
+  pausedDependency: Nullable(
+    Type.String({
+      description:
+        "With dependency-unavailable: the dependency's breaker key, e.g. llm:http://10.0.0.5:8000/v1 or trunk:trk_…; GET /api/v1/health shows its state",
+    }),
+  ),
   timestamps: Type.Object({
     createdAt: DateTime,
     startedAt: Nullable(DateTime),

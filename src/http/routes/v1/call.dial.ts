@@ -120,7 +120,7 @@ export function registerCallDial(app: App, services: Pick<AppServices, 'calls' |
       }),
       503: Type.Ref(ErrorBody, {
         description:
-          'Code DEPENDENCY_UNAVAILABLE: a dependency the call needs (the chat model, a speech or realtime server, the agent\'s SIP trunk) has an open circuit breaker; `details.dependency` names it (e.g. `llm:http://10.0.0.5:8000/v1`, `trunk:trk_…`), with `kind`, `since` and `lastError`. Nothing was written, dialed or charged; try again once GET /api/v1/health shows it closed.',
+          "Code DEPENDENCY_UNAVAILABLE: a dependency the call needs (the chat model, a speech or realtime server, the agent's SIP trunk) has an open circuit breaker; `details.dependency` names it (e.g. `llm:http://10.0.0.5:8000/v1`, `trunk:trk_…`), with `kind`, `since` and `lastError`. Nothing was written, dialed or charged; try again once GET /api/v1/health shows it closed.",
       }),
     },
   };
