@@ -186,6 +186,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         cache: storage.cache,
         cacheKind: storage.cacheKind,
         version: VERSION,
+        breakers,
+        trunksOf: (userId) => store.sipTrunks.listForUser(userId),
+        prober: overrides.prober,
       }),
       analyzer: overrides.analyzer ?? buildAnalyzer(config, logger, opened),
       http,
@@ -207,6 +210,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         metrics.overloaded.set(voice.load.overloaded ? 1 : 0);
         metrics.eventLoopLag.set(voice.load.lagMs / 1000);
         metrics.queueDepth.set(await store.batchContacts.dueCount(batchSources('claim')));
+        await breakers.sample();
       },
       logger,
       conciseRequestLog: config.logFormat === 'pretty',

@@ -18,6 +18,8 @@ describe('GET /api/v1/health, /livez, /readyz', () => {
       status: 'ok',
       database: { status: 'up', kind: STORE, latencyMs: expect.any(Number) },
       cache: { status: 'up', kind: STORE === 'postgres' ? 'redis' : 'memory', latencyMs: expect.any(Number) },
+      // The scripted engine with the offline speech tools and no trunk: no outside dependency.
+      dependencies: [],
       uptimeSeconds: expect.any(Number),
       version: expect.stringMatching(/^\d+\.\d+\.\d+/),
     });

@@ -82,7 +82,8 @@ describe('metrics', () => {
     });
 
     // promtool reads only what is there: the families with no sample are listed, so one more left
-    // empty is seen. The SIP ones need a trunk, the ended reasons an AI agent's call, and a libuv
+    // empty is seen. The SIP ones need a trunk, the breaker ones a dependency that failed a call
+    // (test/integration/breakers.test.ts), the ended reasons an AI agent's call, and a libuv
     // request (a file or DNS operation) is rarely in flight at the scrape. (Histograms always print
     // their buckets.)
     const families = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name = '', type]) => ({
@@ -95,6 +96,8 @@ describe('metrics', () => {
     expect(families.filter((f) => !sampled(f.name) && f.name !== inFlight).map((f) => f.name)).toEqual([
       'outdial_sip_final_responses_total',
       'outdial_sip_trunk_calls',
+      'outdial_breaker_state',
+      'outdial_breaker_transitions_total',
       'outdial_agent_calls_ended_total',
     ]);
     // No gauge ends in _total (the three prom-client ones are dropped); their by-type gauges stay.

@@ -32,8 +32,8 @@ export function registerProbes(app: App, services: Pick<AppServices, 'health'>):
       },
     },
     async (_request, reply) => {
-      const report = await services.health.report();
-      if (report.status !== 'ok') return reply.status(503).send({ status: 'unavailable' });
+      const report = await services.health.core();
+      if (!report.ok) return reply.status(503).send({ status: 'unavailable' });
       return { status: 'ready' };
     },
   );
