@@ -53,6 +53,8 @@ export interface RealtimeServerOptions {
   transcribe?: () => string;
   /** Refuse the WebSocket upgrade with this HTTP status. */
   refuse?: number;
+  /** Take the connection and never send session.created, nor anything else (a server that hangs). */
+  silent?: boolean;
 }
 
 export interface RealtimeServer {
@@ -81,7 +83,9 @@ export async function startRealtimeServer(options: RealtimeServerOptions = {}): 
       socket.end(`HTTP/1.1 ${options.refuse} Refused\r\nConnection: close\r\n\r\n`);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => new Session(ws, queue, events, options).start());
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      if (!options.silent) new Session(ws, queue, events, options).start();
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -3,7 +3,7 @@
  * llama.cpp's server, Ollama...), streamed: words are handed on as they arrive, tool calls once
  * their arguments are complete.
  */
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import type { ChatDelta, ChatMessage, ChatModel, ChatTool, ChatToolCall } from '../../voice/contracts.js';
 import { ModelError } from './errors.js';
 import { authHeaders, endpointUrl, RequestDeadline, requestFailure, throwStatus } from './http.js';
@@ -101,6 +101,8 @@ export class OpenAiChatModel implements ChatModel {
   async *stream(input: {
     messages: ChatMessage[];
     tools?: ChatTool[];
+    /** OpenAI's `tool_choice`: 'required' makes the model call a tool (`outdial doctor` asks it). */
+    toolChoice?: 'auto' | 'required';
     signal?: AbortSignal;
   }): AsyncIterable<ChatDelta> {
     input.signal?.throwIfAborted();
@@ -113,24 +115,12 @@ export class OpenAiChatModel implements ChatModel {
       messages: input.messages,
       stream: true,
       ...(input.tools && input.tools.length > 0 ? { tools: input.tools } : {}),
+      ...(input.toolChoice ? { tool_choice: input.toolChoice } : {}),
       ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
       ...(this.options.maxTokens !== undefined ? { max_tokens: this.options.maxTokens } : {}),
     });
     try {
-      const response = await request(this.#endpoint, {
-        method: 'POST',
-        body,
-        dispatcher: this.#http,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'text/event-stream',
-          ...authHeaders(this.options.apiKey),
-        },
-        signal: deadline.signal,
-      });
-      if (response.statusCode < 200 || response.statusCode >= 300) {
-        await throwStatus('chat', this.#endpoint, response);
-      }
+      const response = await this.#post(body, deadline);
       const pending = new Map<number, PendingCall>();
       let finished = false;
       let yielded = 0;
@@ -199,7 +189,70 @@ export class OpenAiChatModel implements ChatModel {
     }
   }
 
+  /**
+   * A dependency probe (ports.ts `DependencyProber`): a real streamed completion of one token.
+   * Resolves at the first chunk with a choice, or `[DONE]`; rejects with a ModelError that names
+   * the status, the network failure, or the `timeoutMs` (default 5000) that passed first.
+   */
+  async probe(options: { timeoutMs?: number } = {}): Promise<void> {
+    const timeoutMs = options.timeoutMs ?? 5000;
+    const deadline = new RequestDeadline(undefined, timeoutMs);
+    const body = JSON.stringify({
+      model: this.model,
+      messages: [{ role: 'user', content: 'Reply with OK.' }],
+      max_tokens: 1,
+      stream: true,
+    });
+    try {
+      const response = await this.#post(body, deadline);
+      for await (const data of serverSentData(response.body)) {
+        if (data.trim() === '[DONE]') return;
+        const chunk = parseChunk(data);
+        if (!chunk) throw this.#malformed(`a streamed event is not JSON: ${data.slice(0, 120)}`);
+        if (chunk.error)
+          throw this.#malformed(`the stream reported an error: ${chunk.error.message ?? 'unknown'}`);
+        if ((chunk.choices ?? []).length > 0) return;
+      }
+      throw new ModelError('chat', 'network', `${this.#endpoint}: the stream ended before its first chunk`);
+    } catch (error) {
+      throw requestFailure('chat', this.#endpoint, deadline, error, timeoutMs);
+    } finally {
+      deadline.cancel();
+    }
+  }
+
+  /** POSTs a streamed request; an answer other than 2xx is thrown as a ModelError with its status. */
+  async #post(body: string, deadline: RequestDeadline): Promise<Dispatcher.ResponseData> {
+    const response = await request(this.#endpoint, {
+      method: 'POST',
+      body,
+      dispatcher: this.#http,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...authHeaders(this.options.apiKey),
+      },
+      signal: deadline.signal,
+    });
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      await throwStatus('chat', this.#endpoint, response);
+    }
+    return response;
+  }
+
+  #malformed(message: string): ModelError {
+    return new ModelError('chat', 'malformed', `${this.#endpoint}: ${message}`);
+  }
+
   async close(): Promise<void> {
     await this.#http.close();
+  }
+}
+
+function parseChunk(data: string): StreamChunk | null {
+  try {
+    return JSON.parse(data) as StreamChunk;
+  } catch {
+    return null;
   }
 }

@@ -124,7 +124,8 @@ export class RealtimeConnection implements RealtimeLink {
     this.socket.on('error', () => undefined);
     this.socket.close(1000);
     // A server that does not answer the close handshake does not keep the socket open.
-    setTimeout(() => this.socket.terminate(), 2000).unref();
+    const terminate = setTimeout(() => this.socket.terminate(), 2000).unref();
+    this.socket.once('close', () => clearTimeout(terminate));
   }
 
   private fail(message: string): void {
@@ -133,6 +134,53 @@ export class RealtimeConnection implements RealtimeLink {
     this.socket.terminate();
     this.onEnd(new RealtimeConnectionError(message));
   }
+}
+
+/**
+ * A dependency probe (ports.ts `DependencyProber`): opens the socket a call would, waits for the
+ * server's `session.created`, and closes it. Rejects with a RealtimeConnectionError when the
+ * connection is refused or fails, the server sends an `error` event or closes first, or `timeoutMs`
+ * passes first.
+ */
+export async function probeRealtime(endpoint: RealtimeEndpoint, timeoutMs: number): Promise<void> {
+  const started = performance.now();
+  const stopped = new AbortController();
+  let settle: { resolve: () => void; reject: (error: Error) => void } | undefined;
+  const session = new Promise<void>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  const link = await RealtimeConnection.open(endpoint, {
+    timeoutMs,
+    signal: stopped.signal,
+    onEvent: (event) => {
+      if (event.type === 'session.created') settle?.resolve();
+      else if (event.type === 'error')
+        settle?.reject(new RealtimeConnectionError(`the realtime server sent an error: ${errorText(event)}`));
+    },
+    onEnd: (error) => settle?.reject(error),
+  });
+  const left = Math.max(0, timeoutMs - (performance.now() - started));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new RealtimeConnectionError(`the realtime server sent no session.created within ${timeoutMs} ms`),
+        ),
+      left,
+    );
+  });
+  try {
+    await Promise.race([session, late]);
+  } finally {
+    clearTimeout(timer);
+    link.close();
+  }
+}
+
+function errorText(event: RealtimeEvent): string {
+  const error = (event as { error?: { message?: unknown } }).error;
+  return typeof error?.message === 'string' ? error.message : 'no message';
 }
 
 function parseEvent(text: string): RealtimeEvent | null {

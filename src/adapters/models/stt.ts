@@ -24,6 +24,9 @@ export interface OpenAiSpeechToTextOptions {
   timeoutMs?: number;
 }
 
+/** 300 ms of the phone line's silence: what a probe uploads. */
+const PROBE_SAMPLES = (PHONE_RATE * 300) / 1000;
+
 /** Transcribes a turn's 8 kHz audio, uploaded as a WAV file, in the agent's language. */
 export class OpenAiSpeechToText implements SpeechToText {
   readonly name: string;
@@ -41,6 +44,32 @@ export class OpenAiSpeechToText implements SpeechToText {
   ): Promise<string> {
     options.signal?.throwIfAborted();
     if (pcm.length === 0) return '';
+    const answer = await this.#post(pcm, {
+      language: sttLanguage(options.language),
+      signal: options.signal,
+      timeoutMs: this.options.timeoutMs ?? 10_000,
+    });
+    const words = (answer as { text?: unknown } | null)?.text;
+    if (typeof words !== 'string') {
+      throw new ModelError('stt', 'malformed', `${this.#endpoint} answered without a text`);
+    }
+    return words.trim();
+  }
+
+  /**
+   * A dependency probe (ports.ts `DependencyProber`): a real transcription of 300 ms of silence.
+   * Any 2xx with a JSON body is an answer (silence may well be ""); rejects with a ModelError
+   * naming the status, the network failure, or the `timeoutMs` (default 5000).
+   */
+  async probe(options: { timeoutMs?: number } = {}): Promise<void> {
+    await this.#post(new Int16Array(PROBE_SAMPLES), { timeoutMs: options.timeoutMs ?? 5000 });
+  }
+
+  /** Uploads `pcm` as a WAV file and returns the parsed JSON answer. */
+  async #post(
+    pcm: Int16Array,
+    options: { language?: string | null; signal?: AbortSignal | undefined; timeoutMs: number },
+  ): Promise<unknown> {
     const form = new FormData();
     form.set(
       'file',
@@ -48,11 +77,9 @@ export class OpenAiSpeechToText implements SpeechToText {
       'turn.wav',
     );
     form.set('model', this.options.model);
-    const language = sttLanguage(options.language);
-    if (language) form.set('language', language);
+    if (options.language) form.set('language', options.language);
     form.set('response_format', 'json');
-    const timeoutMs = this.options.timeoutMs ?? 10_000;
-    const deadline = new RequestDeadline(options.signal, timeoutMs);
+    const deadline = new RequestDeadline(options.signal, options.timeoutMs);
     try {
       const response = await request(this.#endpoint, {
         method: 'POST',
@@ -65,9 +92,8 @@ export class OpenAiSpeechToText implements SpeechToText {
         await throwStatus('stt', this.#endpoint, response);
       }
       const text = await response.body.text();
-      let answer: unknown;
       try {
-        answer = JSON.parse(text);
+        return JSON.parse(text);
       } catch {
         throw new ModelError(
           'stt',
@@ -75,13 +101,8 @@ export class OpenAiSpeechToText implements SpeechToText {
           `${this.#endpoint} did not answer JSON: ${text.slice(0, 120)}`,
         );
       }
-      const words = (answer as { text?: unknown } | null)?.text;
-      if (typeof words !== 'string') {
-        throw new ModelError('stt', 'malformed', `${this.#endpoint} answered without a text`);
-      }
-      return words.trim();
     } catch (error) {
-      throw requestFailure('stt', this.#endpoint, deadline, error, timeoutMs);
+      throw requestFailure('stt', this.#endpoint, deadline, error, options.timeoutMs);
     } finally {
       deadline.cancel();
     }

@@ -144,11 +144,33 @@ export class OpenAiTextToSpeech implements TextToSpeech {
     this.#endpoint = endpointUrl(options.url, '/audio/speech');
   }
 
-  async *synthesize(text: string, options: SpeechOptions = {}): AsyncIterable<Int16Array> {
+  synthesize(text: string, options: SpeechOptions = {}): AsyncIterable<Int16Array> {
+    return this.#speak(text, options, {
+      firstTimeout: this.options.firstByteTimeoutMs ?? 10_000,
+      idleTimeout: this.options.idleTimeoutMs ?? 10_000,
+    });
+  }
+
+  /**
+   * A dependency probe (ports.ts `DependencyProber`): a real synthesis of "OK", answered when its
+   * first audio arrives (the rest is not waited for). Rejects with a ModelError naming the status,
+   * the network failure, or the `timeoutMs` (default 5000).
+   */
+  async probe(options: { timeoutMs?: number } = {}): Promise<void> {
+    const timeoutMs = options.timeoutMs ?? 5000;
+    for await (const _audio of this.#speak('OK', {}, { firstTimeout: timeoutMs, idleTimeout: timeoutMs })) {
+      return;
+    }
+    throw new ModelError('tts', 'malformed', `${this.#endpoint} answered no audio`);
+  }
+
+  async *#speak(
+    text: string,
+    options: SpeechOptions,
+    { firstTimeout, idleTimeout }: { firstTimeout: number; idleTimeout: number },
+  ): AsyncIterable<Int16Array> {
     options.signal?.throwIfAborted();
     if (text.trim() === '') return;
-    const firstTimeout = this.options.firstByteTimeoutMs ?? 10_000;
-    const idleTimeout = this.options.idleTimeoutMs ?? 10_000;
     let timeoutMs = firstTimeout;
     const deadline = new RequestDeadline(options.signal, firstTimeout);
     const body = (format: 'pcm' | 'wav') =>
