@@ -5,6 +5,7 @@ import { LlmAnalyzer } from './adapters/analysis/llm.js';
 import { LocalAnalyzer } from './adapters/analysis/local.js';
 import { modelDependencies } from './adapters/models/index.js';
 import type { DatabaseHandle, Progress } from './adapters/postgres/database.js';
+import { DependencyProbes, probeEndpoints } from './adapters/probes.js';
 import type { SimulatedVoiceProvider } from './adapters/voice/simulator.js';
 import type { Config } from './config.js';
 import type { Analyzer } from './domain/analysis.js';
@@ -145,6 +146,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       engine: engineKindOf(config.conversationEngine, config.llmUrl),
       models: modelDependencies(config),
     });
+    // One real, small question to a dependency: the breakers' probes and the health report ask it.
+    const probes = overrides.prober ?? buildProber(config, trunks, opened);
     const voice = await buildVoice(
       config,
       overrides,
@@ -188,7 +191,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         version: VERSION,
         breakers,
         trunksOf: (userId) => store.sipTrunks.listForUser(userId),
-        prober: overrides.prober,
+        prober: probes,
       }),
       analyzer: overrides.analyzer ?? buildAnalyzer(config, logger, opened),
       http,
@@ -225,7 +228,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         analysis: services.analysis,
         idempotency: services.idempotency,
         breakers,
-        prober: overrides.prober,
+        prober: probes,
         batches: services.batches,
       },
       {
@@ -303,4 +306,19 @@ function buildAnalyzer(config: Config, logger: Logger, opened: Array<() => Promi
   });
   opened.unshift(() => llm.close());
   return llm;
+}
+
+/** The dependency probes over the configured endpoints and the trunk directory, closed with the runtime. */
+function buildProber(
+  config: Config,
+  trunks: SipTrunkService,
+  opened: Array<() => Promise<void>>,
+): DependencyProber {
+  const probes = new DependencyProbes({
+    endpoints: probeEndpoints(config),
+    trunks,
+    ...(config.sipPublicAddress ? { sipAddress: config.sipPublicAddress } : {}),
+  });
+  opened.unshift(() => probes.close());
+  return probes;
 }

@@ -203,16 +203,18 @@ export class BatchLifecycle {
 
   /**
    * A paused batch's reason becomes the operator's (an operator paused a batch a dependency had
-   * paused): the dependency's recovery no longer resumes it. Not a change of status: nothing is
-   * announced.
+   * paused): the dependency's recovery no longer resumes it. Announced as a pause by the operator
+   * (its `batch.paused` says so), though the status stays `paused`.
    */
-  async holdForOperator(repos: Repos, batchId: string, now: Date): Promise<void> {
-    await repos.batches.moveStatus(batchId, ['paused'], {
+  async holdForOperator(repos: Repos, batch: LifecycleBatch, now: Date): Promise<BatchStatus> {
+    await repos.batches.moveStatus(batch.id, ['paused'], {
       status: 'paused',
       pause_reason: 'operator',
       paused_dependency: null,
       updated_at: now,
     });
+    await this.announce({ tx: repos, cause: 'pause', batch, to: 'paused', now, pause: OPERATOR_PAUSE });
+    return 'paused';
   }
 
   /**

@@ -347,7 +347,7 @@ export class BatchService {
       // A batch a dependency paused, paused again by its operator: it stays paused, now for the
       // operator, and the dependency's recovery no longer resumes it.
       if (event === 'pause' && batch.status === 'paused' && batch.pause_reason === 'dependency-unavailable') {
-        await this.lifecycle.holdForOperator(repos, batchId, now);
+        await this.lifecycle.holdForOperator(repos, batch, now);
         return {
           success: true as const,
           batchId,
