@@ -138,7 +138,13 @@ async function guarded(
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<CheckResult>((resolve) => {
     timer = setTimeout(
-      () => resolve({ name, status: 'fail', detail: `no answer within ${timeoutMs} ms` }),
+      () =>
+        resolve({
+          name,
+          status: 'fail',
+          detail: `no answer within ${timeoutMs} ms`,
+          fix: `the ${name} check's dependency is slow or hangs; --timeout <ms> waits longer`,
+        }),
       timeoutMs,
     );
   });
@@ -147,7 +153,7 @@ async function guarded(
     if ('results' in found) return found;
     return { results: Array.isArray(found) ? found : [found] };
   } catch (error) {
-    return { results: [{ name, status: 'fail', detail: messageOf(error) }] };
+    return { results: [{ name, status: 'fail', detail: messageOf(error), fix: 'see the detail' }] };
   } finally {
     clearTimeout(timer);
   }
@@ -255,13 +261,17 @@ async function checkCache(config: Config): Promise<CheckResult> {
 // ---------------------------------------------------------------------------------------------
 // models
 
-/** The fix for a model server that failed, from how it failed. */
-function modelFix(error: unknown, variables: { url: string; key: string; model: string }): string {
+/** The fix for a model server at `at` that failed, from how it failed. */
+function modelFix(
+  error: unknown,
+  at: string,
+  variables: { url: string; key: string; model: string },
+): string {
   const status = error instanceof ModelError ? error.status : undefined;
   if (status === 401 || status === 403) return `check ${variables.key}`;
   if (status === 404) return `check ${variables.url} (the base URL, …/v1) and ${variables.model}`;
-  if (status !== undefined) return `the server answered ${status}: see its logs`;
-  return `start the server at ${variables.url}, or correct it`;
+  if (status !== undefined) return `the server at ${at} answered ${status}: see its logs`;
+  return `start the model server at ${at}, or correct ${variables.url}`;
 }
 
 const LLM_VARIABLES = { url: 'OUTDIAL_LLM_URL', key: 'OUTDIAL_LLM_API_KEY', model: 'OUTDIAL_LLM_MODEL' };
@@ -291,7 +301,12 @@ async function checkLlm(config: Config, timeoutMs: number): Promise<CheckResult>
     }
     return { name, status: 'ok', detail: `${endpoint.model} called ${called} in ${latencyMs} ms`, latencyMs };
   } catch (error) {
-    return { name, status: 'fail', detail: messageOf(error), fix: modelFix(error, LLM_VARIABLES) };
+    return {
+      name,
+      status: 'fail',
+      detail: messageOf(error),
+      fix: modelFix(error, endpoint.url, LLM_VARIABLES),
+    };
   } finally {
     await chat.close();
   }
@@ -338,13 +353,23 @@ async function checkSpeech(config: Config, timeoutMs: number): Promise<CheckResu
       for await (const piece of models.tts.synthesize(SPEECH_PHRASE)) pieces.push(piece);
       audio = concatPcm(pieces);
     } catch (error) {
-      return speechFailure('text-to-speech', models.tts.name, error, tts ? 'OUTDIAL_TTS' : null);
+      return speechFailure(
+        'text-to-speech',
+        models.tts.name,
+        error,
+        tts ? { prefix: 'OUTDIAL_TTS', url: tts.url } : null,
+      );
     }
     let heard: string;
     try {
       heard = await models.stt.transcribe(audio);
     } catch (error) {
-      return speechFailure('speech-to-text', models.stt.name, error, stt ? 'OUTDIAL_STT' : null);
+      return speechFailure(
+        'speech-to-text',
+        models.stt.name,
+        error,
+        stt ? { prefix: 'OUTDIAL_STT', url: stt.url } : null,
+      );
     }
     const latencyMs = Math.round(performance.now() - started);
     const sides = `tts ${models.tts.name}, stt ${models.stt.name}`;
@@ -367,10 +392,14 @@ function speechFailure(
   side: string,
   port: string,
   error: unknown,
-  prefix: 'OUTDIAL_TTS' | 'OUTDIAL_STT' | null,
+  server: { prefix: 'OUTDIAL_TTS' | 'OUTDIAL_STT'; url: string } | null,
 ): CheckResult {
-  const fix = prefix
-    ? modelFix(error, { url: `${prefix}_URL`, key: `${prefix}_API_KEY`, model: `${prefix}_MODEL` })
+  const fix = server
+    ? modelFix(error, server.url, {
+        url: `${server.prefix}_URL`,
+        key: `${server.prefix}_API_KEY`,
+        model: `${server.prefix}_MODEL`,
+      })
     : `install ${port === 'espeak-ng' ? 'espeak-ng' : 'pocketsphinx and pocketsphinx-en-us'}, or set ${side === 'text-to-speech' ? 'OUTDIAL_TTS_URL' : 'OUTDIAL_STT_URL'}`;
   return { name: 'stt-tts', status: 'fail', detail: `${side} (${port}) failed: ${messageOf(error)}`, fix };
 }
