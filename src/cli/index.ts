@@ -14,6 +14,8 @@ import { StartFailure, unexpectedErrorText } from './start-failure.js';
  * the time, which matters to scripts that call it in a loop.
  */
 const serverModule = () => import('./server.js');
+/** `outdial doctor` loads the model clients, SIP and the database the same way: only when run. */
+const doctorModule = () => import('./doctor.js');
 
 import { registerSuppressionCommands } from './suppressions.js';
 
@@ -42,6 +44,23 @@ program
   .command('migrate')
   .description('apply the database migrations and exit')
   .action(async () => (await serverModule()).runMigrate());
+
+program
+  .command('doctor')
+  .description(
+    'check this deployment: database, cache, models, speech, trunks, public URL, webhooks, disk (exit 1 when a check fails)',
+  )
+  .option('--json', 'print the report as JSON')
+  .option(
+    '--webhook-url <url>',
+    'check that webhooks reach this URL (default: those used in the last 7 days)',
+  )
+  .option('--timeout <ms>', 'milliseconds each check may take (default 5000)', integer)
+  .action(async (options: { json?: boolean; webhookUrl?: string; timeout?: number }) => {
+    const code = await (await doctorModule()).runDoctor(options);
+    // A check's client may keep a socket for a moment (a kept-alive connection): the report is out.
+    process.exit(code);
+  });
 
 function client(): AdminClient {
   const options = program.opts<{ url?: string; adminToken?: string }>();

@@ -23,6 +23,8 @@ export interface SipTrunksRepo {
   existsForUser(trunkId: string, userId: string): Promise<boolean>;
   /** A user's trunks, newest first. */
   listForUser(userId: string): Promise<SipTrunkRow[]>;
+  /** Every user's trunks that an active agent dials through, by id (what `outdial doctor` pings). */
+  listInUse(): Promise<SipTrunkRow[]>;
   update(trunkId: string, fields: Partial<SipTrunkFields>, now: Date): Promise<SipTrunkRow | undefined>;
   /** Locks the trunk's row (in a transaction): false when there is none. */
   lockForDelete(trunkId: string): Promise<boolean>;

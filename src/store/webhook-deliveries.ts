@@ -74,6 +74,11 @@ export interface WebhookDeliveriesRepo {
   claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]>;
   /** Writes attempts' results in one statement; a row only changes if it is still at its attempt. */
   recordOutcomes(outcomes: DeliveryOutcome[], now: Date): Promise<void>;
+  /**
+   * The distinct URLs deliveries were queued for since `since`, every user's, the most recently
+   * used first, at most `limit` (what `outdial doctor` reaches out to).
+   */
+  recentUrls(since: Date, limit: number): Promise<string[]>;
   /** Writes one pending delivery, due at `now`. */
   queue(delivery: NewDelivery): Promise<void>;
 }

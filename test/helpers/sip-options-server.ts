@@ -18,6 +18,7 @@ export interface SipOptionsServer {
   /** Every request received, retransmissions included, with the raw text. */
   requests: Array<{ message: SipMessage; raw: string }>;
   set(settings: SipOptionsServerSettings): void;
+  /** Stops answering: the port is closed from now on (a second call does nothing). */
   close(): Promise<void>;
 }
 
@@ -44,13 +45,18 @@ export async function startSipOptionsServer(
     socket.send(responseTo(message, status, reason), from.port, from.address);
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  let closed = false;
   return {
     port: socket.address().port,
     requests,
     set: (changes) => {
       Object.assign(settings, changes);
     },
-    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+    close: () => {
+      if (closed) return Promise.resolve();
+      closed = true;
+      return new Promise<void>((resolve) => socket.close(() => resolve()));
+    },
   };
 }
 

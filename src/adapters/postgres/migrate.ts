@@ -80,6 +80,29 @@ export async function migrate(
   });
 }
 
+/**
+ * The versions not applied to this database yet (all of them on a database never migrated), read
+ * without applying anything: `outdial doctor` reports them.
+ */
+export async function pendingMigrations(
+  handle: DatabaseHandle,
+  migrations: Migration[] = loadMigrations(),
+): Promise<number[]> {
+  const table = await sql<{
+    name: string | null;
+  }>`select to_regclass('schema_migrations')::text as name`.execute(handle.db);
+  const applied = table.rows[0]?.name
+    ? new Set(
+        (await handle.db.selectFrom('schema_migrations').select('version').execute()).map(
+          (row) => row.version,
+        ),
+      )
+    : new Set<number>();
+  return migrations
+    .filter((migration) => !applied.has(migration.version))
+    .map((migration) => migration.version);
+}
+
 /** `001..006`, or `007` for one: how a run of migration numbers is printed. */
 export function versionRange(versions: number[]): string {
   const label = (version: number | undefined) => String(version ?? 0).padStart(3, '0');

@@ -32,6 +32,21 @@ export class PgSipTrunksRepo implements SipTrunksRepo {
       .execute();
   }
 
+  listInUse(): Promise<SipTrunkRow[]> {
+    return this.db
+      .selectFrom('sip_trunks')
+      .selectAll()
+      .where('id', 'in', (agents) =>
+        agents
+          .selectFrom('agents')
+          .select('sip_trunk_id')
+          .where('is_active', '=', true)
+          .where('sip_trunk_id', 'is not', null),
+      )
+      .orderBy('id')
+      .execute();
+  }
+
   update(trunkId: string, fields: Partial<SipTrunkFields>, now: Date): Promise<SipTrunkRow | undefined> {
     return this.db
       .updateTable('sip_trunks')

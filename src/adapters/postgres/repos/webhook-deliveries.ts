@@ -49,6 +49,18 @@ export class PgWebhookDeliveriesRepo implements WebhookDeliveriesRepo {
     return query.execute();
   }
 
+  async recentUrls(since: Date, limit: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('webhook_deliveries')
+      .select(['url', (eb) => eb.fn.max('created_at').as('last_queued')])
+      .where('created_at', '>=', since)
+      .groupBy('url')
+      .orderBy('last_queued', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => row.url);
+  }
+
   position(userId: string, deliveryId: string): Promise<{ id: string; created_at: Date } | undefined> {
     return this.db
       .selectFrom('webhook_deliveries')
