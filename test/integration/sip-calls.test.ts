@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCsv } from '../../src/cli/csv.js';
 import { type Account, eventually, startTestApp, type TestApp } from '../helpers/app.js';
 import { maxInWindow } from '../helpers/rate.js';
+import { startSipOptionsServer } from '../helpers/sip-options-server.js';
 import { carrierLoad, sipMessages, startSipp } from '../helpers/sipp.js';
 import { trunkCalls } from '../helpers/trunk-calls.js';
 
@@ -187,6 +188,61 @@ describe('calls through a SIP trunk, with sipp as the carrier', () => {
       silent.close();
     }
   }, 60_000);
+
+  it("opens a trunk's breaker after three unreachable calls: the next dial gets 503 naming the trunk, and an answer to OPTIONS closes it", async () => {
+    // A trunk that drops every packet, until it is told to answer OPTIONS.
+    const far = await startSipOptionsServer({ status: null });
+    try {
+      const agentId = await trunk.agent(far.port);
+      const trunkId = (await t.admin('GET', `/admin/v1/agents/${agentId}`)).json().sipTrunkId as string;
+      const key = `trunk:${trunkId}`;
+      const callIds = await Promise.all(
+        ['+14155550131', '+14155550132', '+14155550133'].map((to) => trunk.dial(agentId, to)),
+      );
+      for (const callId of callIds) {
+        expect(await trunk.ended(callId)).toMatchObject({
+          endedReason: 'trunk-unreachable',
+          minutesCharged: 0,
+        });
+      }
+      const trunkHealth = async () => {
+        const res = await t.request({ method: 'GET', url: '/api/v1/health', key: account.key });
+        return res
+          .json<{ dependencies: Array<{ key: string; breaker: string; status: string }> }>()
+          .dependencies.find((dependency) => dependency.key === key);
+      };
+      await eventually(async () => ((await trunkHealth())?.breaker === 'closed' ? undefined : true), 10_000);
+      const refused = await t.request({
+        method: 'POST',
+        url: '/api/v1/call/dial',
+        key: account.key,
+        payload: { agentConfigId: agentId, to: '+14155550134' },
+      });
+      expect(refused.statusCode, refused.body).toBe(503);
+      expect(refused.json()).toMatchObject({
+        code: 'DEPENDENCY_UNAVAILABLE',
+        details: { dependency: key, kind: 'trunk' },
+      });
+      // The probes ask the trunk with OPTIONS; once it answers, calls go through again.
+      far.set({ status: 200 });
+      await eventually(
+        async () => ((await trunkHealth())?.breaker === 'closed' ? true : undefined),
+        60_000,
+        200,
+      );
+      expect(far.requests.some((request) => request.message.method === 'OPTIONS')).toBe(true);
+      expect(await trunkHealth()).toMatchObject({ status: 'up' });
+      const again = await t.request({
+        method: 'POST',
+        url: '/api/v1/call/dial',
+        key: account.key,
+        payload: { agentConfigId: agentId, to: '+14155550135' },
+      });
+      expect(again.statusCode, again.body).toBe(200);
+    } finally {
+      await far.close();
+    }
+  }, 120_000);
 
   it('answers a digest challenge with the trunk credentials', async () => {
     const far = await carrier('auth');
