@@ -147,7 +147,8 @@ export async function runAnsweredCall(options: AnsweredCallOptions): Promise<Ans
       );
       status = 'FAILED';
       error = `${down.name} is unavailable (its circuit breaker is open)`;
-      if (down.kind !== 'tts') await sayApology(options, up.signal, addTurn);
+      // With the speech server down the apology cannot be spoken; in text it still can.
+      if (down.kind !== 'tts' || transport.media === 'text') await sayApology(options, up.signal, addTurn);
       end(unavailableReason(down.kind));
     } else if (verdict === 'overloaded') {
       // Answered where it cannot be served: said so and ended at once, a failure of ours (not

@@ -219,6 +219,38 @@ describe('the answered-call session', () => {
     }
   });
 
+  it("ends a call answered while its model is known down before any greeting, as that dependency's failure", async () => {
+    const cases = [
+      { kind: 'llm', media: 'text', reason: 'model-unavailable', apology: true },
+      { kind: 'stt', media: 'audio', reason: 'stt-unavailable', apology: true },
+      { kind: 'tts', media: 'audio', reason: 'tts-unavailable', apology: false },
+      { kind: 'tts', media: 'text', reason: 'tts-unavailable', apology: true },
+    ] as const;
+    for (const { kind, media, reason, apology } of cases) {
+      const transport = new MemoryTransport(media, 'human');
+      const conversation = engine(async (session) => session.sayText('Hi Jordan'));
+      const dependencies = { unavailable: () => ({ kind, name: `${kind} m at http://10.0.0.5/v1` }) };
+      const outcome = await runAnsweredCall({
+        ...base(transport, conversation, { firstMessage: 'Hi Jordan' }),
+        dependencies,
+      });
+      expect(conversation.ran).toBe(false);
+      expect(outcome).toMatchObject({ status: 'FAILED', endedReason: reason });
+      expect(outcome.error).toContain(`${kind} m at http://10.0.0.5/v1 is unavailable`);
+      expect(outcome.transcription).toEqual(apology ? [{ role: 'assistant', content: APOLOGY }] : []);
+      expect(transport.hungUp).toHaveLength(1);
+    }
+    // All closed: the engine runs as usual.
+    const transport = new MemoryTransport('text', 'human');
+    const conversation = engine(async () => {});
+    const outcome = await runAnsweredCall({
+      ...base(transport, conversation),
+      dependencies: { unavailable: () => null },
+    });
+    expect(conversation.ran).toBe(true);
+    expect(outcome.endedReason).toBe('agent-ended');
+  });
+
   it('hangs up on a machine at once when the agent has no voicemail message', async () => {
     const transport = new MemoryTransport('text', 'machine');
     const outcome = await runAnsweredCall(
