@@ -28,6 +28,15 @@ export interface OutsideDependencyHealth {
   checkedAt: string | null;
 }
 
+/** A dependency of the user's calls that is down now (its breaker holds calls back). */
+export interface Outage {
+  key: string;
+  kind: Dependency['kind'];
+  name: string;
+  since: string | null;
+  lastError: string | null;
+}
+
 export interface HealthReport {
   status: 'ok' | 'degraded';
   database: DependencyHealth;
@@ -91,6 +100,31 @@ export class HealthService {
       uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
       version: this.options.version,
     };
+  }
+
+  /**
+   * The user's dependencies whose breakers hold calls back now, from the breakers alone (no
+   * probe): the dashboard's banner.
+   */
+  async outages(userId: string): Promise<Outage[]> {
+    const { breakers, trunksOf } = this.options;
+    if (!breakers) return [];
+    const open = (await breakers.all()).filter((breaker) => breaker.state !== 'closed');
+    if (open.length === 0) return [];
+    const trunks = trunksOf ? await trunksOf(userId) : [];
+    const mine = new Set([
+      ...breakers.engineDependencies.map((dependency) => dependency.key),
+      ...trunks.map((trunk) => trunkDependency(trunk).key),
+    ]);
+    return open
+      .filter((breaker) => mine.has(breaker.key))
+      .map((breaker) => ({
+        key: breaker.key,
+        kind: breaker.kind,
+        name: breaker.name,
+        since: breaker.openedAt?.toISOString() ?? null,
+        lastError: breaker.lastError,
+      }));
   }
 
   private async dependencies(userId: string): Promise<OutsideDependencyHealth[]> {

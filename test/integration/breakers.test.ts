@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, ADMIN_TOKEN, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
 import { exportedContacts, submitBatch } from '../helpers/calls.js';
+import { DashboardClient } from '../helpers/dashboard-client.js';
 import { type ChatServer, isPersona, simulatedAiEnv, startChatServer } from '../helpers/model-servers.js';
 import { Receiver } from '../helpers/receiver.js';
 
@@ -188,6 +189,18 @@ describe(`circuit breakers (${STORE})`, () => {
     // Opened once, and open again after each probe that failed.
     expect(metrics.body).toMatch(/outdial_breaker_transitions_total\{[^}]*kind="llm",to="open"\} [1-9]/);
 
+    // The dashboard says so above the campaigns and on the campaign's page, naming it and since when.
+    const browser = new DashboardClient(t);
+    await browser.signIn(account.key);
+    for (const url of ['/dashboard', `/dashboard/batches/${batchId}`]) {
+      const page = await browser.get(url);
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain('data-field="outages"');
+      expect(page.body).toMatch(
+        /llm test-model at http:\/\/127\.0\.0\.1:\d+\/v1 is unavailable<\/strong> since /,
+      );
+    }
+
     // While the probes keep failing, nothing more is dialed.
     const probesSeen = probes();
     await eventually(async () => (probes() >= probesSeen + 2 ? true : undefined), 30_000);
@@ -222,6 +235,7 @@ describe(`circuit breakers (${STORE})`, () => {
     let paid = 0;
     for (const call of completed) paid += await charged(call.callId);
     expect(await balance()).toBe(before - paid);
+    expect((await browser.get('/dashboard')).body).not.toContain('data-field="outages"');
     const after = await health();
     expect(after.body.dependencies).toContainEqual(
       expect.objectContaining({ key: dependency(), breaker: 'closed', status: 'up' }),

@@ -46,6 +46,20 @@ export interface LayoutOptions {
   /** The signed-in user's CSRF token, for the sign-out form; absent on the sign-in page. */
   csrf?: string;
   active?: 'campaigns' | 'calls' | 'agents' | 'keys';
+  /** Dependencies of the user's calls that are down now: a banner above the page (issue 24 §3). */
+  outages?: Array<{ name: string; since: string | null; lastError: string | null }>;
+}
+
+/** The banner of the dependencies that are down, naming each and since when. */
+function outageBanner(outages: LayoutOptions['outages']): Html | string {
+  if (!outages || outages.length === 0) return '';
+  return html`<div class="notice outage" role="alert" data-field="outages">
+    ${outages.map(
+      (outage) =>
+        html`<p><strong>${outage.name} is unavailable</strong>${outage.since ? html` since ${formatDate(outage.since)}` : ''}${outage.lastError ? html` <span class="muted">(${outage.lastError})</span>` : ''}.</p>`,
+    )}
+    <p>No new call that needs it is placed: campaigns that depend on it are paused and resume on their own once it answers again; single calls are refused with 503 until then.</p>
+  </div>`;
 }
 
 export function layout(options: LayoutOptions, body: Html): string {
@@ -76,7 +90,7 @@ export function layout(options: LayoutOptions, body: Html): string {
 <body>
 <header><a class="brand" href="/dashboard">outdial</a>${render(nav)}</header>
 <main id="main">
-${body.value}
+${render(outageBanner(options.outages))}${body.value}
 </main>
 </body>
 </html>`;

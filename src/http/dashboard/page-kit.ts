@@ -8,6 +8,7 @@ import type { CallIntake } from '../../services/calls/intake.js';
 import type { CallReads } from '../../services/calls/reads.js';
 import type { CallRecordings } from '../../services/calls/recordings.js';
 import type { DashboardReads } from '../../services/dashboard.js';
+import type { HealthService } from '../../services/health.js';
 import type { KeyService } from '../../services/keys.js';
 import type { LiveControlService } from '../../services/live-control.js';
 import type { UserService } from '../../services/users.js';
@@ -28,6 +29,8 @@ export interface DashboardServices {
   dashboard: DashboardReads;
   live: LiveControlService;
   webCalls: WebCalls;
+  /** The dependencies of a user's calls that are down (the banner). */
+  health: Pick<HealthService, 'outages'>;
 }
 
 export type Form = Record<string, string>;

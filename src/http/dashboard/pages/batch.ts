@@ -10,7 +10,7 @@ import { talkSection } from '../talk.js';
 /** A campaign's live page, the JSON its script polls, and its cancel, pause and resume forms. */
 export function registerBatchPage(
   app: App,
-  services: Pick<DashboardServices, 'batches' | 'dashboard'>,
+  services: Pick<DashboardServices, 'batches' | 'dashboard' | 'health'>,
   { sessions, signedIn, checkForm, notFound }: PageGuard,
 ): void {
   app.get('/dashboard/api/batches/:batchId', async (request, reply) => {
@@ -28,12 +28,15 @@ export function registerBatchPage(
     if (!session) return reply;
     const csrf = sessions.csrfToken(request, reply);
     const batchId = (request.params as { batchId: string }).batchId;
-    const data = await orNotFound(services.dashboard.batch(session.userId, batchId));
+    const [data, outages] = await Promise.all([
+      orNotFound(services.dashboard.batch(session.userId, batchId)),
+      services.health.outages(session.userId),
+    ]);
     if (!data) return notFound(reply, csrf);
     return page(
       reply,
       200,
-      layout({ title: data.batch.name, csrf, active: 'campaigns' }, batchPage(data, csrf)),
+      layout({ title: data.batch.name, csrf, active: 'campaigns', outages }, batchPage(data, csrf)),
     );
   });
 

@@ -7,7 +7,7 @@ import { type DashboardServices, type PageGuard, page } from '../page-kit.js';
 /** `/dashboard`: the account at a glance and the campaigns, filtered by status or tag. */
 export function registerCampaignsPage(
   app: App,
-  services: Pick<DashboardServices, 'batchReads' | 'users'>,
+  services: Pick<DashboardServices, 'batchReads' | 'users' | 'health'>,
   { sessions, signedIn }: PageGuard,
 ): void {
   app.get('/dashboard', async (request, reply) => {
@@ -19,13 +19,14 @@ export function registerCampaignsPage(
       ? (query.status as BatchStatus)
       : undefined;
     const tag = query.tag?.trim().slice(0, 64) || undefined;
-    const [{ items }, account] = await Promise.all([
+    const [{ items }, account, outages] = await Promise.all([
       services.batchReads.list(session.userId, {
         limit: 200,
         ...(status ? { status } : {}),
         ...(tag ? { tag } : {}),
       }),
       services.users.account(session.userId),
+      services.health.outages(session.userId),
     ]);
     const body = html`
       <h1>Campaigns</h1>
@@ -56,7 +57,7 @@ export function registerCampaignsPage(
           </tr>`,
         )}</tbody></table></div>`
       }`;
-    return page(reply, 200, layout({ title: 'Campaigns', csrf, active: 'campaigns' }, body));
+    return page(reply, 200, layout({ title: 'Campaigns', csrf, active: 'campaigns', outages }, body));
   });
 }
 
