@@ -412,14 +412,11 @@ export class BatchService {
     for (const batchId of await store.batches.pausedFor(key)) {
       const done = await store.tx(async (repos) => {
         const batch = await repos.batches.lock(batchId);
-        if (
-          !batch ||
-          batch.status !== 'paused' ||
-          batch.pause_reason !== 'dependency-unavailable' ||
-          batch.paused_dependency !== key
-        ) {
-          return false;
-        }
+        const stillOurs =
+          batch?.status === 'paused' &&
+          batch.pause_reason === 'dependency-unavailable' &&
+          batch.paused_dependency === key;
+        if (!batch || !stillOurs) return false;
         await this.lifecycle.resumeBatch(repos, batch, clock.now(), pauseOf(batch));
         return true;
       });

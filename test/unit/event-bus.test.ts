@@ -127,6 +127,7 @@ describe('the wiring (src/wiring/subscribers.ts)', () => {
       'live-view',
       'live-call-followers',
       'dispatcher-release',
+      'breaker-evidence',
     ]);
     expect(events.subscribersOf('batch.transitioned')).toEqual([]);
   });
