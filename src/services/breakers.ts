@@ -202,6 +202,15 @@ export class Breakers implements DependencyGate {
     for (const key of due) {
       const taken = await this.take(key);
       if (!taken) continue;
+      // A model endpoint no longer configured (its URL changed since it opened) is no dependency
+      // any more: closed, so the batches it paused resume and are judged by today's dependencies.
+      if (taken.kind !== 'trunk' && !this.engineDependencies.some((d) => d.key === key)) {
+        if ((await this.answered(taken, null, 0))?.state === 'closed') {
+          recovered.push(key);
+          await closed(key);
+        }
+        continue;
+      }
       const started = performance.now();
       let failure: string | null = null;
       try {

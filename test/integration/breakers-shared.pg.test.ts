@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, eventually, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ChatServer, isPersona, simulatedAiEnv, startChatServer } from '../helpers/model-servers.js';
@@ -7,6 +8,9 @@ import { type ChatServer, isPersona, simulatedAiEnv, startChatServer } from '../
  * database (two hosts); the chat model fails the calls of one of them, and the other refuses its
  * next dial with 503 without having seen a failure itself.
  */
+/** Hosts of one deployment share the key secrets are sealed with. */
+const SHARED = { OUTDIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex') };
+
 describe('a circuit breaker shared by two processes on one PostgreSQL', () => {
   let chat: ChatServer;
   let first: TestApp;
@@ -23,9 +27,9 @@ describe('a circuit breaker shared by two processes on one PostgreSQL', () => {
       },
     });
     // No workers: no probe closes the breaker while the test reads it.
-    first = await startTestApp({ env: simulatedAiEnv(chat) });
+    first = await startTestApp({ env: { ...simulatedAiEnv(chat), ...SHARED } });
     second = await startTestApp({
-      env: simulatedAiEnv(chat),
+      env: { ...simulatedAiEnv(chat), ...SHARED },
       overrides: { database: first.runtime.database },
     });
     account = await first.createAccount({ minutes: 100 });
@@ -77,4 +81,82 @@ describe('a circuit breaker shared by two processes on one PostgreSQL', () => {
     expect(refused.statusCode, refused.body).toBe(503);
     expect(refused.json()).toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE', details: { dependency: key } });
   }, 90_000);
+
+  it('resumes a batch paused for a model endpoint the deployment no longer uses, once restarted on another', async () => {
+    // A worker on the failing model: its breaker opens (three single dials), and a campaign pauses.
+    modelDown = true;
+    const worker = await startTestApp({
+      workers: true,
+      env: {
+        ...simulatedAiEnv(chat),
+        ...SHARED,
+        OUTDIAL_BREAKER_PROBE_MS: '200',
+        OUTDIAL_BREAKER_PROBE_MAX_MS: '400',
+      },
+      overrides: { database: first.runtime.database },
+    });
+    let batchId = '';
+    try {
+      for (const to of ['+14155550151', '+14155550152', '+14155550153']) {
+        const res = await dial(worker, to);
+        if (res.statusCode === 503) break; // already open from the test before
+        await ended(worker, res.json<{ callId: string }>().callId);
+      }
+      const created = await worker.request({
+        method: 'POST',
+        url: '/api/v1/batch',
+        key: account.key,
+        payload: {
+          agentId: account.agentId,
+          contacts: [{ phoneNumber: '+14155550161' }, { phoneNumber: '+14155550162' }],
+          options: { maxCallsPerSecond: 5 },
+        },
+      });
+      expect(created.statusCode, created.body).toBe(202);
+      batchId = created.json<{ batchId: string }>().batchId;
+      await eventually(async () => {
+        const res = await worker.request({
+          method: 'GET',
+          url: `/api/v1/batch/check-status?batchId=${batchId}`,
+          key: account.key,
+        });
+        return res.json<{ pauseReason: string | null }>().pauseReason === 'dependency-unavailable'
+          ? true
+          : undefined;
+      }, 30_000);
+    } finally {
+      await worker.close();
+    }
+
+    // The operator points the deployment at another model server and starts it again.
+    const other = await startChatServer({
+      respond: (record) =>
+        isPersona(record) ? 'Sure, what is it about?' : 'Thank you for your time. Goodbye!',
+    });
+    const restarted = await startTestApp({
+      workers: true,
+      env: {
+        ...simulatedAiEnv(other),
+        ...SHARED,
+        OUTDIAL_BREAKER_PROBE_MS: '200',
+        OUTDIAL_BREAKER_PROBE_MAX_MS: '400',
+      },
+      overrides: { database: first.runtime.database },
+    });
+    try {
+      const done = await eventually(async () => {
+        const res = await restarted.request({
+          method: 'GET',
+          url: `/api/v1/batch/check-status?batchId=${batchId}`,
+          key: account.key,
+        });
+        const status = res.json<{ status: string; statistics: { succeeded: number } }>();
+        return status.status === 'completed' ? status : undefined;
+      }, 60_000);
+      expect(done.statistics.succeeded).toBe(2);
+    } finally {
+      await restarted.close();
+      await other.close();
+    }
+  }, 150_000);
 });
