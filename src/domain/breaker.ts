@@ -61,17 +61,22 @@ export function holdsCalls(breaker: Pick<Breaker, 'state'>): boolean {
   return breaker.state !== 'closed';
 }
 
+/** What a closed breaker has nothing of: a streak, an opening, a probe due. */
+const NOTHING_COUNTED = {
+  state: 'closed',
+  failures: 0,
+  streakStartedAt: null,
+  openedAt: null,
+  nextProbeAt: null,
+  probes: 0,
+} as const satisfies Partial<Breaker>;
+
 export function closedBreaker(dependency: Dependency): Breaker {
   return {
     key: dependency.key,
     kind: dependency.kind,
     name: dependency.name,
-    state: 'closed',
-    failures: 0,
-    streakStartedAt: null,
-    openedAt: null,
-    nextProbeAt: null,
-    probes: 0,
+    ...NOTHING_COUNTED,
     lastSuccessAt: null,
     lastFailureAt: null,
     lastError: null,
@@ -122,17 +127,7 @@ export function probeTaken(breaker: Breaker, now: Date, leaseMs: number): Breake
 
 /** A probe answered: closed, with nothing counted against it. */
 export function probeSucceeded(breaker: Breaker, now: Date, latencyMs: number): Breaker {
-  return {
-    ...breaker,
-    state: 'closed',
-    failures: 0,
-    streakStartedAt: null,
-    openedAt: null,
-    nextProbeAt: null,
-    probes: 0,
-    lastSuccessAt: now,
-    latencyMs,
-  };
+  return { ...breaker, ...NOTHING_COUNTED, lastSuccessAt: now, latencyMs };
 }
 
 /** A probe failed: open again, the next probe further off. */

@@ -698,3 +698,27 @@ export function simulatedAiEnv(chat: ChatServer): Record<string, string> {
 export function isPersona(record: ChatRequestRecord): boolean {
   return String(record.messages[0]?.content ?? '').includes('answering your phone');
 }
+
+/**
+ * A chat server for simulated AI calls whose agent side can be taken down: the persona (the
+ * callee) keeps answering; the agent's requests, and a breaker's probes, get `status` while
+ * `setDown(true)` holds. Up, the agent says goodbye at its first turn.
+ */
+export async function startOutageChat(
+  status = 503,
+): Promise<{ chat: ChatServer; setDown(down: boolean): void }> {
+  let down = false;
+  const chat = await startChatServer({
+    respond: (record) => {
+      if (isPersona(record)) return 'Sure, what is it about?';
+      if (down) return { fail: status };
+      return 'Thank you for your time. Goodbye!';
+    },
+  });
+  return {
+    chat,
+    setDown: (value) => {
+      down = value;
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, eventually, startTestApp, type TestApp } from '../helpers/app.js';
-import { type ChatServer, isPersona, simulatedAiEnv, startChatServer } from '../helpers/model-servers.js';
+import { type ChatServer, simulatedAiEnv, startOutageChat } from '../helpers/model-servers.js';
 
 /**
  * Issue 24 §3: a breaker is the deployment's, not a process's. Two runtimes share one PostgreSQL
@@ -16,16 +16,10 @@ describe('a circuit breaker shared by two processes on one PostgreSQL', () => {
   let first: TestApp;
   let second: TestApp;
   let account: Account;
-  let modelDown = false;
+  let setDown: (down: boolean) => void = () => {};
 
   beforeAll(async () => {
-    chat = await startChatServer({
-      respond: (record) => {
-        if (isPersona(record)) return 'Sure, what is it about?';
-        if (modelDown) return { fail: 503 };
-        return 'Thank you for your time. Goodbye!';
-      },
-    });
+    ({ chat, setDown } = await startOutageChat());
     // No workers: no probe closes the breaker while the test reads it.
     first = await startTestApp({ env: { ...simulatedAiEnv(chat), ...SHARED } });
     second = await startTestApp({
@@ -59,7 +53,7 @@ describe('a circuit breaker shared by two processes on one PostgreSQL', () => {
     }, 30_000);
 
   it("opens for every process on one process's evidence", async () => {
-    modelDown = true;
+    setDown(true);
     for (const to of ['+14155550141', '+14155550142', '+14155550143']) {
       const res = await dial(second, to);
       expect(res.statusCode, res.body).toBe(200);
@@ -84,7 +78,7 @@ describe('a circuit breaker shared by two processes on one PostgreSQL', () => {
 
   it('resumes a batch paused for a model endpoint the deployment no longer uses, once restarted on another', async () => {
     // A worker on the failing model: its breaker opens (three single dials), and a campaign pauses.
-    modelDown = true;
+    setDown(true);
     const worker = await startTestApp({
       workers: true,
       env: {
@@ -129,10 +123,7 @@ describe('a circuit breaker shared by two processes on one PostgreSQL', () => {
     }
 
     // The operator points the deployment at another model server and starts it again.
-    const other = await startChatServer({
-      respond: (record) =>
-        isPersona(record) ? 'Sure, what is it about?' : 'Thank you for your time. Goodbye!',
-    });
+    const { chat: other } = await startOutageChat();
     const restarted = await startTestApp({
       workers: true,
       env: {

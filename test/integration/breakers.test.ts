@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, ADMIN_TOKEN, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
 import { exportedContacts, submitBatch } from '../helpers/calls.js';
 import { DashboardClient } from '../helpers/dashboard-client.js';
-import { type ChatServer, isPersona, simulatedAiEnv, startChatServer } from '../helpers/model-servers.js';
+import { type ChatServer, simulatedAiEnv, startOutageChat } from '../helpers/model-servers.js';
 import { Receiver } from '../helpers/receiver.js';
 
 /**
@@ -40,18 +40,12 @@ describe(`circuit breakers (${STORE})`, () => {
   let t: TestApp;
   let account: Account;
   let receiver: Receiver;
-  let modelDown = false;
+  let setDown: (down: boolean) => void = () => {};
   /** The breaker's probes: the only chat requests that ask for one token. */
   const probes = () => chat.requests.filter((record) => record.body.max_tokens === 1).length;
 
   beforeAll(async () => {
-    chat = await startChatServer({
-      respond: (record) => {
-        if (isPersona(record)) return 'Sure, what is it about?';
-        if (modelDown) return { fail: 503 };
-        return 'Thank you for your time. Goodbye!';
-      },
-    });
+    ({ chat, setDown } = await startOutageChat());
     receiver = await Receiver.start();
     t = await startTestApp({
       workers: true,
@@ -111,7 +105,7 @@ describe(`circuit breakers (${STORE})`, () => {
 
   it('pauses a campaign after three failures, refuses single dials, and resumes it once a probe answers', async () => {
     const before = await balance();
-    modelDown = true;
+    setDown(true);
     const batchId = await submitBatch(t, account, {
       contacts: contacts(6, 100),
       options: {
@@ -214,7 +208,7 @@ describe(`circuit breakers (${STORE})`, () => {
     ]);
 
     // The model is back: a probe answers, the breaker closes, the campaign resumes on its own.
-    modelDown = false;
+    setDown(false);
     await eventually(
       async () => ((await batchStatus(batchId)).status === 'completed' ? true : undefined),
       60_000,
@@ -243,7 +237,7 @@ describe(`circuit breakers (${STORE})`, () => {
   }, 150_000);
 
   it('keeps a batch its operator paused during an outage paused after the recovery, until the operator resumes it', async () => {
-    modelDown = true;
+    setDown(true);
     const batchId = await submitBatch(t, account, {
       contacts: contacts(4, 200),
       options: { maxCallsPerSecond: 2, retryStrategy: { maxAttempts: 1 } },
@@ -264,7 +258,7 @@ describe(`circuit breakers (${STORE})`, () => {
       pausedDependency: null,
     });
 
-    modelDown = false;
+    setDown(false);
     await eventually(async () => {
       const report = await health();
       return report.body.dependencies.some((d) => d.key === dependency() && d.breaker === 'closed')

@@ -9,6 +9,7 @@ import {
   isPersona,
   simulatedAiEnv,
   startChatServer,
+  startOutageChat,
 } from '../helpers/model-servers.js';
 import { type Child, startCli } from '../helpers/process.js';
 import { type Served, serveApp } from '../helpers/serve.js';
@@ -306,16 +307,11 @@ describe(`a campaign call that fails on our side (${STORE})`, () => {
   let chat: ChatServer;
   let t: TestApp;
   let account: Account;
-  let modelDown = true;
+  let setDown: (down: boolean) => void = () => {};
 
   beforeAll(async () => {
-    chat = await startChatServer({
-      respond: (record) => {
-        if (isPersona(record)) return 'Sure, what is it about?';
-        if (modelDown) return { fail: 500 };
-        return 'Thank you for your time. Goodbye!';
-      },
-    });
+    ({ chat, setDown } = await startOutageChat(500));
+    setDown(true);
     t = await startTestApp({
       workers: true,
       env: { ...simulatedAiEnv(chat), OUTDIAL_SERVICE_RETRY_MS: '300' },
@@ -369,7 +365,7 @@ describe(`a campaign call that fails on our side (${STORE})`, () => {
     const exported = await exportedContacts(t, account, batchId);
     expect(exported[0]).toMatchObject({ state: 'queued', attempts: '0' });
 
-    modelDown = false;
+    setDown(false);
     const done = await eventually(async () => {
       const res = await t.request({
         method: 'GET',
