@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'PROVIDER_ERROR'
   | 'SERVICE_UNAVAILABLE'
+  | 'OVERLOADED'
   | 'INTERNAL';
 
 export class AppError extends Error {

@@ -1,5 +1,6 @@
 import { awaitsAnalysis } from '../domain/call.js';
 import type { Metrics } from '../metrics.js';
+import type { LoadGauge } from '../ports.js';
 import {
   advanceBatchContacts,
   type BatchLifecycle,
@@ -27,6 +28,8 @@ export interface CallReactions {
   links: RecordingLinks;
   /** OUTDIAL_SERVICE_RETRY_MS: the first wait of a campaign contact whose call failed on our side. */
   serviceRetryMs: number;
+  /** This process's load: a call placed here holds an AI place until answered or ended. */
+  load: Pick<LoadGauge, 'release'>;
 }
 
 /**
@@ -37,7 +40,7 @@ export interface CallReactions {
 export function subscribeCallReactions(
   events: DomainEventBus,
   reactions: TransactionBus<CallTransactionEvents>,
-  { live, liveControl, dispatcher, batchLifecycle, metrics, links, serviceRetryMs }: CallReactions,
+  { live, liveControl, dispatcher, batchLifecycle, metrics, links, serviceRetryMs, load }: CallReactions,
 ): void {
   // In the transaction that applies calls' ends, so each happens if and only if the end commits.
   // call.completed is queued before the batch's own completion, so the outbox sends them in order.
@@ -79,6 +82,8 @@ export function subscribeCallReactions(
     if (recorded) await liveControl.callEnded(event);
   });
   events.on('call.ended', 'dispatcher-release', ({ event }) => dispatcher.released(event.callId));
+  // A call placed here that ended unanswered gives back the AI place it held while ringing.
+  events.on('call.ended', 'ai-place-release', ({ event }) => load.release(event.callId));
 }
 
 /** The modules that react to a batch's transitions. */

@@ -127,6 +127,7 @@ describe('the wiring (src/wiring/subscribers.ts)', () => {
       'live-view',
       'live-call-followers',
       'dispatcher-release',
+      'ai-place-release',
     ]);
     expect(events.subscribersOf('batch.transitioned')).toEqual([]);
   });

@@ -85,6 +85,18 @@ const ConflictReply = Type.Union([InProgressReply, Type.Ref(ErrorBody)], {
     'A call is already in progress for the contact (message and the earlier callId), or a request under the same Idempotency-Key is still running (code IDEMPOTENCY_KEY_IN_USE)',
 });
 
+/** 503: code OVERLOADED (this AI call could not be served here now), or the service is shutting down. */
+const OverloadedReply = Type.Ref(ErrorBody, {
+  description:
+    'Code OVERLOADED: the server that would hold this AI call is at its most AI calls (OUTDIAL_MAX_AI_CALLS) or its event loop is lagging, so the call is refused before anything is written: no call or contact is recorded, nothing is charged. Retry after the `Retry-After` seconds (another instance behind the load balancer may have room). Also answered, without Retry-After, while the service shuts down',
+  headers: {
+    'Retry-After': Type.Integer({
+      minimum: 1,
+      description: 'Seconds to wait before dialing again (code OVERLOADED)',
+    }),
+  },
+});
+
 const LEGACY_PATH = '/api/private/call/dial';
 const CURRENT_PATH = '/api/v1/call/dial';
 
@@ -118,6 +130,7 @@ export function registerCallDial(app: App, services: Pick<AppServices, 'calls' |
         description:
           "Access denied (userId is not the key's user), or code NUMBER_SUPPRESSED: the number is on the user's suppression list; nothing is dialed or charged",
       }),
+      503: OverloadedReply,
     },
   };
   app.post(
