@@ -192,7 +192,8 @@ export interface VoiceProvider extends CallHolder {
 /**
  * This process's load (`ProcessLoad`, src/voice/load.ts): the AI calls it holds (answered calls
  * in a conversation engine's session) and its event-loop lag, each against its bound
- * (OUTDIAL_MAX_AI_CALLS, OUTDIAL_MAX_EVENT_LOOP_LAG_MS). The session counts; the dispatcher reads.
+ * (OUTDIAL_MAX_AI_CALLS, OUTDIAL_MAX_EVENT_LOOP_LAG_MS). The session counts the answered calls; the
+ * dispatcher and a single dial reserve a place for each call they place and read what is left.
  */
 export interface LoadGauge {
   /** OUTDIAL_MAX_AI_CALLS. */
@@ -203,6 +204,16 @@ export interface LoadGauge {
   readonly lagging: boolean;
   /** Whether this call is one of the AI calls in progress here. */
   holds(callId: string): boolean;
+  /** AI calls this process may still take on: the bound less those in progress and those reserved. */
+  readonly aiRoom: number;
+  /**
+   * A call placed here whose agent the engine holds takes its place from now, while it rings:
+   * until its session starts (`startAiCall`) or it is released (it ended unanswered, or was never
+   * placed). Idempotent.
+   */
+  reserve(callId: string): void;
+  /** Gives a reserved place back (idempotent; nothing for a call not reserved). */
+  release(callId: string): void;
   /**
    * An answered call's session starts: counted until `end` (idempotent). `over`: the process held
    * its most AI calls already, so this one cannot be served.

@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'PROVIDER_ERROR'
   | 'SERVICE_UNAVAILABLE'
   | 'DEPENDENCY_UNAVAILABLE'
+  | 'OVERLOADED'
   | 'INTERNAL';
 
 export class AppError extends Error {

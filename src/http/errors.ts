@@ -115,6 +115,8 @@ const RULES: Record<ErrorCode, ErrorRule> = {
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable', withCode: true },
   // A dependency the call needs (a model endpoint, a SIP trunk) has an open circuit breaker.
   DEPENDENCY_UNAVAILABLE: { status: 503, error: 'Service Unavailable', withCode: true },
+  // The process that would hold an AI call is at its bound or lagging (issue 24 §7): retry shortly.
+  OVERLOADED: { status: 503, error: 'Service Unavailable', withCode: true },
   INTERNAL: {
     status: 500,
     error: 'Internal Server Error',
@@ -189,6 +191,9 @@ export function handleError(
   const known = error instanceof AppError ? error : appErrorOf(error as FastifyError);
   if (known) {
     const { status, body } = errorBody(known);
+    // A refusal that says when to come back (details.retryAfterSeconds) says it in Retry-After too.
+    const retryAfter = known.details?.retryAfterSeconds;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     reply.status(status).send(body);
     return;
   }

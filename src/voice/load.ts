@@ -34,6 +34,8 @@ export class ProcessLoad implements LoadGauge {
   readonly maxAiCalls: number;
   readonly maxLagMs: number;
   private readonly calls = new Set<string>();
+  /** Calls placed here whose agent the engine holds, not answered yet: each takes a place already. */
+  private readonly ringing = new Set<string>();
   /** The loop's own tick every RESOLUTION_MS: how late each came is the lag it saw. */
   private readonly ticker: NodeJS.Timeout | null;
   private readonly timer: NodeJS.Timeout | null;
@@ -93,7 +95,26 @@ export class ProcessLoad implements LoadGauge {
     return this.calls.has(callId);
   }
 
+  /**
+   * AI calls this process may still take on: its bound less the AI calls in progress and the calls
+   * placed here that will be AI calls once answered (`reserve`). Counting those still ringing keeps
+   * two quick takers (a dispatcher pass, two single dials) from both seeing the same free place.
+   */
+  get aiRoom(): number {
+    return Math.max(this.maxAiCalls - this.calls.size - this.ringing.size, 0);
+  }
+
+  reserve(callId: string): void {
+    if (!this.calls.has(callId)) this.ringing.add(callId);
+  }
+
+  release(callId: string): void {
+    this.ringing.delete(callId);
+  }
+
   startAiCall(callId: string): { over: boolean; end(): void } {
+    // A call that rang here turns its place into an AI call's: it is not counted twice.
+    this.ringing.delete(callId);
     const over = this.calls.size >= this.maxAiCalls;
     this.calls.add(callId);
     this.check();

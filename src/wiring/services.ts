@@ -80,9 +80,9 @@ export function buildServices(
   const links = new RecordingLinks(deps);
   const live = new LiveView(deps, links);
   const lifecycle = new CallLifecycle(deps, events, reactions);
-  const calls = new CallIntake(deps, lifecycle, events, context.breakers);
+  const calls = new CallIntake(deps, lifecycle, events, context.breakers, voice.load);
   const callReads = new CallReads(deps, live, links);
-  const reconciler = new Reconciler(deps, lifecycle, live);
+  const reconciler = new Reconciler(deps, lifecycle, live, voice.load);
   const batchReactions = new TransactionBus<BatchTransactionEvents>();
   const batchLifecycle = new BatchLifecycle(events, batchReactions);
   const batches = new BatchService(deps, batchLifecycle);
@@ -125,6 +125,7 @@ export function buildServices(
       return { agent, heldHere: deps.provider.holdsConversations?.(agent) ?? false };
     },
     serviceRetryMs: config.serviceRetryMs,
+    load: voice.load,
   });
   const batchReads = new BatchReads(deps, callReads, links);
   subscribeBatchReactions(events, batchReactions, { batchReads });

@@ -1,5 +1,6 @@
 import { awaitsAnalysis } from '../domain/call.js';
 import type { Metrics } from '../metrics.js';
+import type { LoadGauge } from '../ports.js';
 import {
   advanceBatchContacts,
   type BatchLifecycle,
@@ -32,6 +33,8 @@ export interface CallReactions {
   agentOfCall: (agentId: string) => ReturnType<AgentOfCall>;
   /** OUTDIAL_SERVICE_RETRY_MS: the first wait of a campaign contact whose call failed on our side. */
   serviceRetryMs: number;
+  /** This process's load: a call placed here holds an AI place until answered or ended. */
+  load: Pick<LoadGauge, 'release'>;
 }
 
 /**
@@ -52,6 +55,7 @@ export function subscribeCallReactions(
     breakers,
     agentOfCall,
     serviceRetryMs,
+    load,
   }: CallReactions,
 ): void {
   // In the transaction that applies calls' ends, so each happens if and only if the end commits.
@@ -99,6 +103,8 @@ export function subscribeCallReactions(
   events.on('call.ended', 'breaker-evidence', async ({ event, call }) => {
     if (call) await breakers.recordEnd(event, () => agentOfCall(call.agent_id));
   });
+  // A call placed here that ended unanswered gives back the AI place it held while ringing.
+  events.on('call.ended', 'ai-place-release', ({ event }) => load.release(event.callId));
 }
 
 /** The modules that react to a batch's transitions. */

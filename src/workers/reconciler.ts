@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { dialVariables } from '../domain/agent-call.js';
 import { failedDialEnd } from '../domain/call.js';
-import { type DialRecord, type DialRequest, HAND_OFF_OWNER } from '../ports.js';
+import { type DialRecord, type DialRequest, HAND_OFF_OWNER, type LoadGauge } from '../ports.js';
 import { agentForDial } from '../services/calls/intake.js';
 import type { CallLifecycle } from '../services/calls/lifecycle.js';
 import type { LiveView } from '../services/calls/live-view.js';
@@ -32,6 +32,8 @@ export class Reconciler {
     private readonly deps: Pick<Deps, 'store' | 'clock' | 'dials' | 'logger' | 'provider'>,
     private readonly lifecycle: CallLifecycle,
     private readonly live: LiveView,
+    /** This process's load: a full or lagging worker leaves handed-off calls to the others. */
+    private readonly load?: LoadGauge,
   ) {}
 
   /**
@@ -114,6 +116,11 @@ export class Reconciler {
         this.deps.logger.warn({ callId: call.id }, 'a call that never went out went back to the queue');
       return returned;
     }
+    // A call an API process handed off is held by the worker that adopts it (issue 24 §7): one
+    // past its AI-call bound, or lagging, leaves it waiting for a worker with room.
+    const ai = this.deps.provider.holdsConversations?.(request.agent) ?? false;
+    if (record?.owner === HAND_OFF_OWNER && ai && this.load && (this.load.lagging || this.load.aiRoom === 0))
+      return false;
     // A single call has no queue: this process dials it, under the same id, so at most once.
     if (
       record &&
@@ -133,6 +140,8 @@ export class Reconciler {
         call.created_at,
       );
     }
+    // Its AI place is taken while it rings, as a single dial's is (CallIntake.dial).
+    if (ai) this.load?.reserve(call.id);
     try {
       await this.deps.provider.dial(request);
     } catch (error) {

@@ -160,9 +160,11 @@ export const FAST_SIM = { OUTDIAL_SIM_RING_MS: '30', OUTDIAL_SIM_TALK_MS: '150' 
 /**
  * The suite shares 2 cores between its files, and PGlite runs its queries on the test's own event
  * loop: a lag there says nothing of a served call, and the 150 ms bound would only pause claims
- * at random. Tests of the lag bound set their own (test/unit/process-load.test.ts).
+ * and refuse single AI dials (503 OVERLOADED) at random. The most the setting allows: beside two
+ * CPU hogs, PGlite's start alone has held a test's loop past 5 s, and the window after it refused
+ * every dial. Tests of the lag bound set their own (test/unit/process-load.test.ts).
  */
-export const TEST_LAG_BOUND = { OUTDIAL_MAX_EVENT_LOOP_LAG_MS: '5000' };
+export const TEST_LAG_BOUND = { OUTDIAL_MAX_EVENT_LOOP_LAG_MS: '60000' };
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const storage = await createTestStorage();

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, eventually } from '../helpers/app.js';
 import { type SharedHosts, sharedHosts } from '../helpers/hosts.js';
+import { type ChatServer, isPersona, simulatedAiEnv, startChatServer } from '../helpers/model-servers.js';
 import { freePort, startCli } from '../helpers/process.js';
 import { type Sipp, startSipp } from '../helpers/sipp.js';
 
@@ -21,17 +22,36 @@ function udpPortFree(port: number): Promise<boolean> {
  * `outdial api` holds no SIP or RTP stack: a single call through a trunk that it is asked for is
  * handed to a worker, which places it (once) and settles it. Seen from outside: the API answers
  * the dial, the carrier's INVITE comes from the worker's SIP port, the API's SIP port is never
- * bound, and the call ends with the carrier's answer.
+ * bound, and the call ends with the carrier's answer. Its load is not the API's (issue 24 §7):
+ * an API process at its AI-call bound (a simulated AI call it holds itself) refuses another
+ * simulated AI dial with 503 OVERLOADED, yet still takes the SIP dial the worker will hold.
  */
 describe('outdial api hands its SIP calls to the workers', () => {
   let hosts: SharedHosts | undefined;
   let far: Sipp | undefined;
+  let chat: ChatServer | undefined;
+  let letAgentSpeak: () => void = () => {};
+  const agentMaySpeak = new Promise<void>((resolve) => {
+    letAgentSpeak = resolve;
+  });
   afterAll(async () => {
+    letAgentSpeak();
     far?.child.kill('SIGKILL');
     await hosts?.stop();
+    await chat?.close();
   });
 
-  it('places a single SIP call from a worker, never from the API process', async () => {
+  it('places a single SIP call from a worker, never from the API process, whatever the API holds', async () => {
+    // The simulator's AI calls are held by the process that dials them: the API's own. The
+    // agent's model answers only once the test lets it, so the first one stays up.
+    chat = await startChatServer({
+      respond: async (record) => {
+        if (isPersona(record)) return 'Sure, what is it about?';
+        await agentMaySpeak;
+        return 'Thank you for your time. Goodbye!';
+      },
+    });
+    const llm = simulatedAiEnv(chat);
     hosts = await sharedHosts(5);
     const { base, children } = hosts;
     const log = path.join(hosts.tempDir('outdial-api-role-'), 'sipp.log');
@@ -39,6 +59,8 @@ describe('outdial api hands its SIP calls to the workers', () => {
     const shared = hosts;
     const env = (sipPort: number, rtpPorts: string) =>
       shared.env({
+        ...llm,
+        OUTDIAL_MAX_AI_CALLS: '1',
         OUTDIAL_DEMO_MINUTES: '100',
         OUTDIAL_SIP_BIND: '127.0.0.1',
         OUTDIAL_SIP_PORT: String(sipPort),
@@ -78,11 +100,21 @@ describe('outdial api hands its SIP calls to the workers', () => {
       basicDetails: { agent_name: 'Ava', agentLanguage: 'en-us', prompts: [] },
     });
 
-    const dialed = await fetch(`${base}/api/v1/call/dial`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ agentConfigId: agentId, to: '+14155550125' }),
-    });
+    const dial = (agentConfigId: string, to: string) =>
+      fetch(`${base}/api/v1/call/dial`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ agentConfigId, to }),
+      });
+    // The API at its one AI call: a simulated AI call of the demo agent, held (and answered) here.
+    const demoAgentId = api.output().match(/agent:\s+(agt_\S+)/)?.[1] ?? '';
+    expect((await dial(demoAgentId, '+14155550126')).status).toBe(200);
+    const refused = await dial(demoAgentId, '+14155550127');
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(await refused.json()).toMatchObject({ code: 'OVERLOADED' });
+
+    const dialed = await dial(agentId, '+14155550125');
     expect(dialed.status).toBe(200);
     const { callId } = (await dialed.json()) as { callId: string };
 

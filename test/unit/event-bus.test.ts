@@ -128,6 +128,7 @@ describe('the wiring (src/wiring/subscribers.ts)', () => {
       'live-call-followers',
       'dispatcher-release',
       'breaker-evidence',
+      'ai-place-release',
     ]);
     expect(events.subscribersOf('batch.transitioned')).toEqual([]);
   });

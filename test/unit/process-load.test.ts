@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { overloadRefusal } from '../../src/services/calls/intake.js';
 import { ProcessLoad } from '../../src/voice/load.js';
 
 /**
@@ -100,5 +101,45 @@ describe('ProcessLoad', () => {
     }
     await expect.poll(() => load.lagMs, { timeout: 5000, interval: 5 }).toBeGreaterThan(100);
     expect(load.lagging).toBe(true);
+  });
+
+  it('counts a call placed here as taking its place while it rings, once, until answered or released', () => {
+    const load = gauge({ maxAiCalls: 2, maxLagMs: 150, measure: () => 0, windowMs: 60_000 });
+    expect(load.aiRoom).toBe(2);
+    load.reserve('call_1');
+    load.reserve('call_1');
+    expect(load.aiRoom).toBe(1);
+    // Answered: the ringing place becomes the AI call's, not a second one.
+    const answered = load.startAiCall('call_1');
+    expect(answered.over).toBe(false);
+    expect(load.aiCalls).toBe(1);
+    expect(load.aiRoom).toBe(1);
+    // Released after its answer (its call.ended) changes nothing; the session's end frees it.
+    load.release('call_1');
+    expect(load.aiRoom).toBe(1);
+    load.reserve('call_2');
+    expect(load.aiRoom).toBe(0);
+    // Ended unanswered: its place is free again.
+    load.release('call_2');
+    expect(load.aiRoom).toBe(1);
+    answered.end();
+    expect(load.aiRoom).toBe(2);
+  });
+});
+
+describe('overloadRefusal (a single AI dial)', () => {
+  it('refuses with 503 OVERLOADED and a retry hint when no AI place is left or the loop lags, and not otherwise', () => {
+    let lag = 0;
+    const load = gauge({ maxAiCalls: 1, maxLagMs: 150, measure: () => lag, windowMs: 60_000 });
+    expect(overloadRefusal(load)).toBeNull();
+    load.reserve('call_1');
+    const full = overloadRefusal(load);
+    expect(full).toMatchObject({ code: 'OVERLOADED', details: { retryAfterSeconds: 5 } });
+    expect(full?.message).toContain('OUTDIAL_MAX_AI_CALLS');
+    load.release('call_1');
+    expect(overloadRefusal(load)).toBeNull();
+    lag = 400;
+    load.sample();
+    expect(overloadRefusal(load)?.message).toContain('lagging');
   });
 });

@@ -8,7 +8,7 @@ import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { E164_MESSAGE, normalizeE164 } from '../../domain/phone.js';
 import { type CallEvent, singleCallWantsProgress } from '../../domain/webhooks.js';
-import type { DialRequest } from '../../ports.js';
+import type { DialRequest, LoadGauge } from '../../ports.js';
 import type { Repos } from '../../store/index.js';
 import type { Breakers } from '../breakers.js';
 import { callLoad } from '../call-load.js';
@@ -62,6 +62,8 @@ export class CallIntake {
     private readonly events: DomainEventBus,
     /** The dependencies' circuit breakers; without them, a dial never waits on one. */
     private readonly breakers?: Pick<Breakers, 'blocking' | 'dependenciesOf'>,
+    /** This process's load (voice/load.ts): a full or lagging process refuses AI dials it would hold. */
+    private readonly load?: LoadGauge,
   ) {}
 
   /**
@@ -104,6 +106,10 @@ export class CallIntake {
     const dialAgent = agentForDial(agent);
     await this.assertDependenciesUp(dialAgent);
     const callId = newId('call');
+    // Issue 24 §7: the process that would hold the conversation takes its place now, or refuses
+    // with 503 OVERLOADED before anything is written. The last check before the transaction: a
+    // failure from here on gives the place back (the catch below, or the call's end).
+    this.takeAiPlace(dialAgent, callId);
     const now = this.deps.clock.now();
     let contactId: string | null = null;
     let contact: Awaited<ReturnType<CallIntake['resolveContact']>>;
@@ -143,6 +149,7 @@ export class CallIntake {
         return { contact: resolved, attempt: attemptNumber };
       }));
     } catch (error) {
+      this.load?.release(callId);
       if (!isUniqueViolation(error) || contactId === null) throw error;
       const ongoing = await store.calls.ongoingOfContact(contactId);
       throw new AppError('CALL_IN_PROGRESS', 'A call is already in progress for this contact', {
@@ -247,6 +254,22 @@ export class CallIntake {
     };
   }
 
+  /**
+   * A single dial of an agent whose conversations the engine holds in this process (the simulator
+   * with an LLM, SIP in `serve` and `worker`) takes one of this process's AI places while it rings
+   * (`LoadGauge.reserve`), so two quick dials never both see the last one free. A process at its
+   * bound (OUTDIAL_MAX_AI_CALLS: answered and ringing AI calls) or lagging refuses it: 503
+   * OVERLOADED, since the call could not be served here. Where the call is held elsewhere (a SIP
+   * call an `api` process hands to the workers) this process's load says nothing of it: no check.
+   */
+  private takeAiPlace(agent: DialRequest['agent'], callId: string): void {
+    const load = this.load;
+    if (!load || !this.deps.provider.holdsConversations?.(agent)) return;
+    const refusal = overloadRefusal(load);
+    if (refusal) throw refusal;
+    load.reserve(callId);
+  }
+
   /** The user's agent, active; AGENT_NOT_FOUND otherwise (someone else's agent is not told apart). */
   private async activeAgent(userId: string, agentId: string) {
     const agent = await this.deps.store.agents.getForUser(userId, agentId);
@@ -327,6 +350,22 @@ function assertMayDial(load: UserCallLoad | null): void {
       `${load.callsInProgress} calls are in progress, the most this user may have at once (maxConcurrentCalls ${load.maxConcurrentCalls}); dial again when one ends`,
     );
   }
+}
+
+/** The wait a refused AI dial is told before trying again (Retry-After). */
+export const OVERLOADED_RETRY_AFTER_SECONDS = 5;
+
+/** 503 OVERLOADED when this process can take on no AI call now (full or lagging); null when it can. */
+export function overloadRefusal(load: LoadGauge): AppError | null {
+  if (!load.lagging && load.aiRoom > 0) return null;
+  const why = load.lagging
+    ? 'its event loop is lagging past its bound'
+    : `it holds its most AI calls (${load.maxAiCalls}, OUTDIAL_MAX_AI_CALLS)`;
+  return new AppError(
+    'OVERLOADED',
+    `This server cannot take on another AI call now: ${why}; nothing was dialed or charged, try again shortly`,
+    { retryAfterSeconds: OVERLOADED_RETRY_AFTER_SECONDS },
+  );
 }
 
 /** The agent as a dial request carries it, from its row. */

@@ -90,8 +90,6 @@ const GATE_MAX_READ = 5_000;
  */
 export class Dispatcher {
   private readonly inFlight = new Set<string>();
-  /** The calls of `inFlight` whose agent a conversation engine holds here: AI calls once answered. */
-  private readonly aiClaims = new Set<string>();
   /** Calls claimed by this process whose slot has not come yet: call id -> timer and row. */
   private readonly pending = new Map<string, { timer: NodeJS.Timeout; batchId: string; seq: number }>();
   private readonly horizonMs: number;
@@ -120,19 +118,7 @@ export class Dispatcher {
 
   private forget(callId: string): void {
     this.inFlight.delete(callId);
-    this.aiClaims.delete(callId);
-  }
-
-  /**
-   * AI calls this process may still claim: its bound less the AI calls in progress (any source:
-   * batch, single, browser) and its own claims of engine-held agents not answered yet, each of
-   * which may become one. Counting them all keeps a pass from claiming again for calls still
-   * ringing; a claim that ends unanswered gives its place back when released.
-   */
-  private aiRoom(load: LoadGauge): number {
-    let waiting = 0;
-    for (const callId of this.aiClaims) if (!load.holds(callId)) waiting++;
-    return Math.max(load.maxAiCalls - load.aiCalls - waiting, 0);
+    this.options.load?.release(callId);
   }
 
   /** One pass: returns how many calls it scheduled. */
@@ -144,7 +130,9 @@ export class Dispatcher {
     // and the contacts stay queued for the other processes (no attempt used, nothing charged).
     const load = this.options.load;
     if (load?.lagging) return 0;
-    let aiRoom = load ? this.aiRoom(load) : Number.POSITIVE_INFINITY;
+    // The AI calls left: those in progress here (any source: batch, single, browser) and the calls
+    // placed here not answered yet (this dispatcher's claims, single dials) count against the bound.
+    let aiRoom = load ? load.aiRoom : Number.POSITIVE_INFINITY;
     const now = deps.clock.now();
     const batches = await deps.store.batches.startedIn(ACTIVE_BATCH_STATUSES, now, 200);
     await this.withdrawStopped(batches);
@@ -398,7 +386,8 @@ export class Dispatcher {
     const ai = this.holdsConversations(agent);
     for (const { row, callId, startAt, attempt } of claimed) {
       this.inFlight.add(callId);
-      if (ai) this.aiClaims.add(callId);
+      // Its place is taken while it waits and rings; its end (or a return to the queue) frees it.
+      if (ai) this.options.load?.reserve(callId);
       const request: DialRequest = {
         callId,
         to: row.phone_number,

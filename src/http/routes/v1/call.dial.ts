@@ -85,6 +85,18 @@ const ConflictReply = Type.Union([InProgressReply, Type.Ref(ErrorBody)], {
     'A call is already in progress for the contact (message and the earlier callId), or a request under the same Idempotency-Key is still running (code IDEMPOTENCY_KEY_IN_USE)',
 });
 
+/** 503: code OVERLOADED (this AI call could not be served here now), or the service is shutting down. */
+const ServiceUnavailableReply = Type.Ref(ErrorBody, {
+  description:
+    "Code OVERLOADED: the server that would hold this AI call is at its most AI calls (OUTDIAL_MAX_AI_CALLS) or its event loop is lagging; retry after the `Retry-After` seconds (another instance behind the load balancer may have room). Code DEPENDENCY_UNAVAILABLE: a dependency the call needs (the chat model, a speech or realtime server, the agent's SIP trunk) has an open circuit breaker; `details.dependency` names it (e.g. `llm:http://10.0.0.5:8000/v1`, `trunk:trk_…`), with `kind`, `since` and `lastError`; try again once GET /api/v1/health shows it closed. Either way nothing was written, dialed or charged. Also answered, without a code's details, while the service shuts down",
+  headers: {
+    'Retry-After': Type.Integer({
+      minimum: 1,
+      description: 'Seconds to wait before dialing again (code OVERLOADED)',
+    }),
+  },
+});
+
 const LEGACY_PATH = '/api/private/call/dial';
 const CURRENT_PATH = '/api/v1/call/dial';
 
@@ -118,10 +130,7 @@ export function registerCallDial(app: App, services: Pick<AppServices, 'calls' |
         description:
           "Access denied (userId is not the key's user), or code NUMBER_SUPPRESSED: the number is on the user's suppression list; nothing is dialed or charged",
       }),
-      503: Type.Ref(ErrorBody, {
-        description:
-          "Code DEPENDENCY_UNAVAILABLE: a dependency the call needs (the chat model, a speech or realtime server, the agent's SIP trunk) has an open circuit breaker; `details.dependency` names it (e.g. `llm:http://10.0.0.5:8000/v1`, `trunk:trk_…`), with `kind`, `since` and `lastError`. Nothing was written, dialed or charged; try again once GET /api/v1/health shows it closed.",
-      }),
+      503: ServiceUnavailableReply,
     },
   };
   app.post(
