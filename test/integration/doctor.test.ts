@@ -50,6 +50,9 @@ describe(`outdial doctor (${STORE})`, () => {
 
   beforeAll(async () => {
     models = await startModelServers({
+      // The transcript is the server's own answer, not pocketsphinx's: the round trip's protocol is
+      // real (the synthesized audio is uploaded, below), and a busy machine does not slow it down.
+      stt: { text: 'hello this is a test' },
       chat: {
         // A model with tool calling: it calls the tool it is given when the request requires one.
         respond: (request) =>
@@ -182,6 +185,10 @@ describe(`outdial doctor (${STORE})`, () => {
     expect(chat?.tools?.[0]?.function.name).toBe('check_time');
     expect(models.tts.requests.at(-1)?.input).toBe('hello, this is a test');
     expect(models.stt.requests.at(-1)?.text).not.toBe('');
+    // What was transcribed is what the speech server synthesized: a second or so of audio.
+    expect(models.stt.requests.at(-1)?.samples).toBeGreaterThan(
+      (models.stt.requests.at(-1)?.sampleRate ?? 0) / 2,
+    );
     expect(realtime.connections.length).toBeGreaterThan(0);
     expect(trunk.requests.at(-1)?.message.method).toBe('OPTIONS');
     expect(receiver.on('/doctor').length).toBe(1);
@@ -250,5 +257,6 @@ describe(`outdial doctor (${STORE})`, () => {
       status: 'ok',
       latencyMs: expect.any(Number),
     });
-  });
+    // Two runs, each waiting 4 s for the trunk's OPTIONS: the bound only stops a hang.
+  }, 90_000);
 });

@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       recordingRetentionDays: null,
       maxAiCalls: 8,
       maxEventLoopLagMs: 150,
+      breakers: { threshold: 3, windowMs: 60_000, probeMs: 2_000, probeMaxMs: 15_000 },
     });
   });
 
@@ -70,6 +71,10 @@ describe('loadConfig', () => {
       OUTDIAL_AMD: 'false',
       OUTDIAL_CONVERSATION_ENGINE: './engine.mjs',
       OUTDIAL_RECORDING_RETENTION_DAYS: '90',
+      OUTDIAL_BREAKER_THRESHOLD: '5',
+      OUTDIAL_BREAKER_WINDOW_MS: '30000',
+      OUTDIAL_BREAKER_PROBE_MS: '500',
+      OUTDIAL_BREAKER_PROBE_MAX_MS: '10000',
     });
     expect(config).toMatchObject({
       sipBindAddress: '10.0.0.5',
@@ -96,6 +101,7 @@ describe('loadConfig', () => {
       maxAiCalls: 3,
       maxEventLoopLagMs: 250,
       llmModel: 'llama3',
+      breakers: { threshold: 5, windowMs: 30_000, probeMs: 500, probeMaxMs: 10_000 },
     });
   });
 
@@ -124,6 +130,15 @@ describe('loadConfig', () => {
     [{ OUTDIAL_MAX_AI_CALLS: 'many' }, 'OUTDIAL_MAX_AI_CALLS'],
     [{ OUTDIAL_MAX_EVENT_LOOP_LAG_MS: '5' }, 'OUTDIAL_MAX_EVENT_LOOP_LAG_MS'],
     [{ LOG_FORMAT: 'text' }, 'LOG_FORMAT'],
+    [{ OUTDIAL_BREAKER_THRESHOLD: '0' }, 'OUTDIAL_BREAKER_THRESHOLD'],
+    [{ OUTDIAL_BREAKER_THRESHOLD: 'three' }, 'OUTDIAL_BREAKER_THRESHOLD'],
+    [{ OUTDIAL_BREAKER_WINDOW_MS: '10' }, 'OUTDIAL_BREAKER_WINDOW_MS'],
+    [{ OUTDIAL_BREAKER_PROBE_MS: '-1' }, 'OUTDIAL_BREAKER_PROBE_MS'],
+    [{ OUTDIAL_BREAKER_PROBE_MAX_MS: '99' }, 'OUTDIAL_BREAKER_PROBE_MAX_MS'],
+    [
+      { OUTDIAL_BREAKER_PROBE_MS: '5000', OUTDIAL_BREAKER_PROBE_MAX_MS: '1000' },
+      'OUTDIAL_BREAKER_PROBE_MAX_MS',
+    ],
   ])('stops on %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);
