@@ -9,21 +9,27 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import pg from 'pg';
-import { type Child, childEnv, freePort, ROOT, startCli } from '../test/helpers/process.js';
+import { childEnv, freePort, ROOT } from '../test/helpers/process.js';
 import { seededRandom } from '../test/helpers/random.js';
 import { type Sipp, startSipp } from '../test/helpers/sipp.js';
 import { type AttemptRow, account, addTotals, type RunTotals } from './soak/accounting.js';
 import { readCarrierLog } from './soak/carrier-log.js';
+import {
+  ADMIN_TOKEN,
+  call,
+  DATABASE_URL,
+  deleteKeys,
+  ENCRYPTION_KEY,
+  JWT_SECRET,
+  log,
+  must,
+  REDIS_URL,
+  Role,
+  sleep,
+} from './soak/harness.js';
+import { runOutages } from './soak/outages.js';
 
-const DATABASE_URL = process.env.DATABASE_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-/** Redis database 5: the tests use 1 and 2; the soak deletes its own keys there before and after each run. */
-const REDIS_URL = `${process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'}/5`;
-const ADMIN_TOKEN = `soak-admin-${randomBytes(8).toString('hex')}`;
-const JWT_SECRET = randomBytes(32).toString('hex');
-// Processes on separate data dirs must share the sealing key, as hosts of one deployment do.
-const ENCRYPTION_KEY = randomBytes(32).toString('hex');
 const ENGINE = path.join(ROOT, 'scripts/soak/silent-engine.ts');
 
 interface Options {
@@ -35,6 +41,9 @@ interface Options {
   kills: number;
   settle: number;
   keep: boolean;
+  outages: boolean;
+  outageSeconds: number;
+  rate: number;
 }
 
 function options(): Options {
@@ -48,12 +57,21 @@ function options(): Options {
       kills: { type: 'string', default: '4' },
       settle: { type: 'string', default: '240' },
       keep: { type: 'boolean', default: false },
+      outages: { type: 'boolean', default: false },
+      'outage-seconds': { type: 'string', default: '60' },
+      rate: { type: 'string', default: '2' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
-      'npm run soak -- [--seed 1] [--runs 20] [--contacts 300] [--ingest-contacts 20000] [--duration 60] [--kills 4] [--settle 240] [--keep]\n',
+      [
+        'npm run soak -- [--seed 1] [--runs 20] [--contacts 300] [--ingest-contacts 20000] [--duration 60] [--kills 4] [--settle 240] [--keep]',
+        'npm run soak -- --outages [--contacts 300] [--rate 2] [--outage-seconds 60] [--settle 240] [--keep]',
+        '  --outages: one campaign of AI calls through which the chat model, speech-to-text and the SIP',
+        '  trunk go down in turn (--outage-seconds each); checks the circuit breakers (docs/reliability.md, "Outages")',
+        '',
+      ].join('\n'),
     );
     process.exit(0);
   }
@@ -74,106 +92,10 @@ function options(): Options {
     kills: int('kills', values.kills, 0, 100),
     settle: int('settle', values.settle, 30, 3600),
     keep: values.keep,
+    outages: values.outages,
+    outageSeconds: int('outage-seconds', values['outage-seconds'], 5, 3600),
+    rate: int('rate', values.rate, 1, 100),
   };
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const log = (line: string) => process.stdout.write(`${line}\n`);
-
-/** One outdial process of a run (the API or a worker), killed and started again under one name. */
-class Role {
-  private child: Child | null = null;
-  private starting: Promise<void> | null = null;
-  private closed = false;
-  starts = 0;
-  kills = 0;
-
-  constructor(
-    readonly name: string,
-    private readonly args: string[],
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly ready: RegExp,
-    private readonly logFile: string,
-  ) {}
-
-  start(): Promise<void> {
-    // A restart timer that fires after the run stopped (a failed run) must not leave a process behind.
-    if (this.closed) return Promise.resolve();
-    this.starting ??= (async () => {
-      this.starts++;
-      const child = startCli(this.args, this.env);
-      this.child = child;
-      void child.exited().then(() => this.saveLog(child));
-      // tsx compiles the sources at each start: 5-20 s on this busy 2-core machine.
-      await child.waitFor(this.ready, 120_000);
-    })();
-    return this.starting;
-  }
-
-  /** Resolves once the process is up (it may be starting again after a kill). */
-  async up(): Promise<void> {
-    await (this.starting ?? this.start());
-  }
-
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child) return;
-    this.kills++;
-    this.child = null;
-    this.starting = null;
-    await child.stop('SIGKILL');
-  }
-
-  /** A clean stop (SIGTERM), or SIGKILL after 20 s; no start after it. */
-  async stop(): Promise<void> {
-    this.closed = true;
-    const child = this.child;
-    this.child = null;
-    this.starting = null;
-    if (!child) return;
-    const timer = setTimeout(() => child.process.kill('SIGKILL'), 20_000);
-    await child.stop('SIGTERM');
-    clearTimeout(timer);
-  }
-
-  private saveLog(child: Child): void {
-    fs.appendFileSync(
-      this.logFile,
-      `--- ${this.name} start ${this.starts}, exit ${child.process.exitCode ?? child.process.signalCode}\n${child.output()}${child.stderr()}`,
-    );
-  }
-}
-
-/** A request to the API with a bound on its time; network errors are returned, not thrown. */
-async function call(
-  base: string,
-  method: string,
-  url: string,
-  token: string,
-  body?: unknown,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  try {
-    const res = await fetch(`${base}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  } catch (error) {
-    return { status: 0, json: { error: (error as Error).message } };
-  }
-}
-
-async function must(
-  promise: Promise<{ status: number; json: Record<string, unknown> }>,
-  status: number,
-  what: string,
-) {
-  const res = await promise;
-  if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.json)}`);
-  return res.json;
 }
 
 /**
@@ -214,22 +136,6 @@ interface RunResult {
   ingestKillLanded: boolean | null;
   seconds: number;
   settled: boolean;
-}
-
-async function deleteKeys(): Promise<void> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2 });
-  try {
-    await redis.connect();
-    let cursor = '0';
-    for (let rounds = 0; rounds < 10_000; rounds++) {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', 'outdial:*', 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-      if (cursor === '0') break;
-    }
-  } finally {
-    redis.disconnect();
-  }
 }
 
 async function runOnce(index: number, seed: number, opts: Options): Promise<RunResult> {
@@ -571,6 +477,18 @@ function table(sum: RunTotals, runs: number, kills: number, seconds: number): st
 
 async function main(): Promise<void> {
   const opts = options();
+  if (opts.outages) {
+    log(
+      `soak --outages: ${opts.contacts} contacts at ${opts.rate}/s; the chat model, speech-to-text and the trunk down ${opts.outageSeconds} s each`,
+    );
+    let code = 1;
+    try {
+      code = await runOutages(opts);
+    } catch (error) {
+      log(`soak --outages: could not complete: ${(error as Error).stack ?? String(error)}`);
+    }
+    process.exit(code);
+  }
   log(
     `soak: ${opts.runs} run(s) from seed ${opts.seed}, ${opts.contacts} contacts dialed and ${opts.ingestContacts} ingested per run, ${opts.kills} SIGKILLs in ${opts.duration} s, settle within ${opts.settle} s`,
   );

@@ -100,6 +100,18 @@ export class Breakers implements DependencyGate {
     return this.blockingNow(dependencies);
   }
 
+  /**
+   * Whether the breaker of `key` holds calls back, read from the table now (not the snapshot); the
+   * snapshot is refreshed with what was read.
+   */
+  async holdsCallsNow(key: string): Promise<boolean> {
+    const rows = await this.options.store.breakers.all();
+    this.snapshot = new Map(rows.map((row) => [row.key, row]));
+    this.readAt = this.options.clock.now().getTime();
+    const breaker = this.snapshot.get(key);
+    return breaker !== undefined && holdsCalls(breaker);
+  }
+
   /** The same from the snapshot as it is (no wait): for the answered call's first moment. */
   blockingNow(dependencies: Dependency[]): Breaker | null {
     if (this.options.clock.now().getTime() - this.readAt > SNAPSHOT_MS) void this.fresh().catch(() => {});

@@ -40,16 +40,22 @@ function cut(res: http.ServerResponse): void {
   res.destroy();
 }
 
-/** Listens on 127.0.0.1 at a free port; `url` is the base URL ending in /v1. */
-async function listen(handler: http.RequestListener): Promise<Listening> {
+/** Listens on 127.0.0.1 at `port` (default a free one); `url` is the base URL ending in /v1. */
+async function listen(handler: http.RequestListener, port = 0): Promise<Listening> {
   const open = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     open.add(res);
     res.on('close', () => open.delete(res));
     handler(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = (server.address() as AddressInfo).port;
   const stop = async () => {
     if (!server.listening) return;
     const closed = new Promise((resolve) => server.close(resolve));
@@ -57,7 +63,7 @@ async function listen(handler: http.RequestListener): Promise<Listening> {
     server.closeAllConnections();
     await closed;
   };
-  return { server, url: `http://127.0.0.1:${port}/v1`, stop };
+  return { server, url: `http://127.0.0.1:${bound}/v1`, stop };
 }
 
 /** The path without the query and without a leading /v1, e.g. '/chat/completions'. */
@@ -147,6 +153,8 @@ export interface ChatServerOptions extends ServerFaults {
   wordsPerChunk?: number;
   /** Characters per piece of a tool call's arguments. Default 8. */
   argumentChunkChars?: number;
+  /** The port to listen on (a server started again where it was, after close()); default a free one. */
+  port?: number;
 }
 
 export interface ChatServer {
@@ -188,7 +196,7 @@ export async function startChatServer(initial: ChatServerOptions = {}): Promise<
 
   const { url, stop } = await listen((req, res) => {
     void handle(req, res).catch((error: unknown) => sendError(res, 500, String(error)));
-  });
+  }, initial.port);
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method !== 'POST' || route(req) !== '/chat/completions') {

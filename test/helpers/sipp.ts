@@ -28,10 +28,13 @@ export async function startSipp(
     keys?: Record<string, string>;
     /** More of sipp's options (e.g. `-3pcc`). */
     args?: string[];
+    /** sipp's SIP port (a far end started again where it was); default a free one. */
+    port?: number;
   } = {},
 ): Promise<Sipp> {
   // A free port can be taken by another process (the SIP provider under test binds port 0)
   // between our check and sipp's bind: sipp then exits at once, and is started again on another.
+  // A port the caller chose is not changed: sipp is started again on it.
   for (let attempt = 1; ; attempt++) {
     const started = await startSippOnce(scenario, options);
     if (started.bound || attempt === 5) return started.sipp;
@@ -42,7 +45,7 @@ async function startSippOnce(
   scenario: string,
   options: Parameters<typeof startSipp>[1] & object,
 ): Promise<{ sipp: Sipp; bound: boolean }> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const mediaPort = 2 * Math.floor((await freePort()) / 2);
   const child = spawn(
     'sipp',

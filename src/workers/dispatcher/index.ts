@@ -38,7 +38,7 @@ export interface DispatcherOptions {
    * paused (`dependency-unavailable`) instead of claimed; the breaker's recovery resumes it.
    * Without them, no batch is paused for a dependency.
    */
-  breakers?: Pick<Breakers, 'blocking' | 'dependenciesOf'>;
+  breakers?: Pick<Breakers, 'blocking' | 'dependenciesOf' | 'holdsCallsNow'>;
   /** How far ahead slots are reserved and rows claimed. */
   horizonMs?: number;
   /** Pause between passes. */
@@ -188,6 +188,19 @@ export class Dispatcher {
         { batchId: batch.id, dependency: blocked.key },
         `batch paused: ${blocked.name} is unavailable`,
       );
+      // The snapshot may be a second old, and the probe that closes the breaker resumes only the
+      // batches paused by then: a pause written after that resume would stay for good. So the
+      // breaker is read again once the pause is written: closed meanwhile, the batch is resumed
+      // here; closed after this read, the probe's own resume finds the pause.
+      if (!(await breakers.holdsCallsNow(blocked.key))) {
+        const resumed = await this.options.batches.resumeForDependency(blocked.key);
+        if (resumed.length > 0) {
+          this.options.deps.logger.info(
+            { batches: resumed, dependency: blocked.key },
+            'batch resumed: the breaker closed as it was paused',
+          );
+        }
+      }
     }
     return true;
   }
