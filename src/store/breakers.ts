@@ -11,6 +11,12 @@ export interface BreakersRepo {
    */
   lockOrCreate(dependency: Dependency): Promise<Breaker>;
   save(breaker: Breaker, now: Date): Promise<void>;
+  /**
+   * The key of the first of `keys` whose breaker holds calls back (open or half-open), read now:
+   * the dispatcher's claim asks it inside its transaction, so no claim follows an opening it
+   * could see.
+   */
+  holding(keys: string[]): Promise<string | null>;
   /** The keys of breakers holding calls whose next probe (or probe lease) is due. */
   dueForProbe(now: Date): Promise<string[]>;
 }

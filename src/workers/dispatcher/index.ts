@@ -38,7 +38,7 @@ export interface DispatcherOptions {
    * paused (`dependency-unavailable`) instead of claimed; the breaker's recovery resumes it.
    * Without them, no batch is paused for a dependency.
    */
-  breakers?: Pick<Breakers, 'blocking' | 'dependenciesOf' | 'holdsCallsNow'>;
+  breakers?: Pick<Breakers, 'blocking' | 'blockingNow' | 'dependenciesOf' | 'holdsCallsNow'>;
   /** How far ahead slots are reserved and rows claimed. */
   horizonMs?: number;
   /** Pause between passes. */
@@ -180,7 +180,7 @@ export class Dispatcher {
   private async pausedForDependency(batch: ActiveBatch, agent: DialRequest['agent']): Promise<boolean> {
     const breakers = this.options.breakers;
     if (!breakers) return false;
-    const blocked = await breakers.blocking(breakers.dependenciesOf(agent, this.holdsConversations(agent)));
+    const blocked = await breakers.blocking(this.dependenciesOf(agent));
     if (!blocked) return false;
     const paused = await this.options.batches.pauseForDependency(batch.id, blocked.key);
     if (paused) {
@@ -289,16 +289,27 @@ export class Dispatcher {
     const stopped = new Set(rows.filter((row) => row.status === 'paused').map((row) => row.id));
     if (stopped.size === 0) return;
     for (const [callId, entry] of [...this.pending.entries()]) {
-      if (!stopped.has(entry.batchId)) continue;
-      clearTimeout(entry.timer);
-      this.pending.delete(callId);
-      this.forget(callId);
-      await this.options.lifecycle
-        .returnToQueue({ callId, batchId: entry.batchId, seq: entry.seq }, this.options.deps.dials.owner)
-        .catch((error: unknown) =>
-          this.options.deps.logger.warn({ err: error, callId }, 'could not withdraw a claimed call'),
-        );
+      if (stopped.has(entry.batchId)) await this.withdraw(callId);
     }
+  }
+
+  /** A claimed call that must not go out now goes back to the queue: no attempt used, nothing charged. */
+  private async withdraw(callId: string): Promise<void> {
+    const entry = this.pending.get(callId);
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    this.pending.delete(callId);
+    this.forget(callId);
+    await this.options.lifecycle
+      .returnToQueue({ callId, batchId: entry.batchId, seq: entry.seq }, this.options.deps.dials.owner)
+      .catch((error: unknown) =>
+        this.options.deps.logger.warn({ err: error, callId }, 'could not withdraw a claimed call'),
+      );
+  }
+
+  /** What a call of `agent` needs up: its trunk, and the engine's models when they hold it here. */
+  private dependenciesOf(agent: DialRequest['agent']) {
+    return this.options.breakers?.dependenciesOf(agent, this.holdsConversations(agent)) ?? [];
   }
 
   private async allowance(userId: string): Promise<Allowance> {
@@ -337,11 +348,15 @@ export class Dispatcher {
     const now = deps.clock.now();
     const agent = await this.agent(batch.agent_id);
     const provider = deps.provider.nameFor(agent);
+    const keys = this.dependenciesOf(agent).map((dependency) => dependency.key);
     const claimed = await deps.store.tx(async (repos) => {
       // LOCK_ORDER: the batch row first, then its user, then its contacts, then calls.
       // Holding the batch row also means a cancel or a failure that committed before us is seen here.
       const current = await repos.batches.lockStatus(batch.id);
       if (!current || !isActiveBatch(current)) return [];
+      // No claim into an outage that committed before us, whatever this process's snapshot says;
+      // the next pass pauses the batch once the snapshot has it.
+      if (keys.length > 0 && (await repos.breakers.holding(keys)) !== null) return [];
       // Then the user's row: what their free places and unreserved minutes allow, counted with
       // every claim and single dial committed before, here or in another process; one place stays
       // free for the user's single calls (campaignAllowance).
@@ -494,7 +509,14 @@ export class Dispatcher {
       const blocker = history.length >= rate ? history[history.length - rate] : undefined;
       return blocker !== undefined && now < blocker + LOCAL_WINDOW_MS ? blocker + LOCAL_WINDOW_MS - now : 0;
     };
+    const dependencies = this.dependenciesOf(request.agent);
     const fire = async () => {
+      // A breaker that opened since the claim (this process's view of it): the call is not sent,
+      // and the next pass pauses its batch.
+      if (dependencies.length > 0 && this.options.breakers?.blockingNow(dependencies)) {
+        await this.withdraw(callId);
+        return;
+      }
       const early = localWait();
       if (early > 0) return retryIn(early);
       let admission: Admission;

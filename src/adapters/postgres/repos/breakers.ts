@@ -65,6 +65,19 @@ export class PgBreakersRepo implements BreakersRepo {
       .execute();
   }
 
+  async holding(keys: string[]): Promise<string | null> {
+    if (keys.length === 0) return null;
+    const row = await this.db
+      .selectFrom('breakers')
+      .select('key')
+      .where('key', 'in', keys)
+      .where('state', '<>', 'closed')
+      .orderBy('key')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.key ?? null;
+  }
+
   async dueForProbe(now: Date): Promise<string[]> {
     const rows = await this.db
       .selectFrom('breakers')
