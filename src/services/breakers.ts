@@ -105,9 +105,7 @@ export class Breakers implements DependencyGate {
    * snapshot is refreshed with what was read.
    */
   async holdsCallsNow(key: string): Promise<boolean> {
-    const rows = await this.options.store.breakers.all();
-    this.snapshot = new Map(rows.map((row) => [row.key, row]));
-    this.readAt = this.options.clock.now().getTime();
+    await this.read();
     const breaker = this.snapshot.get(key);
     return breaker !== undefined && holdsCalls(breaker);
   }
@@ -298,16 +296,17 @@ export class Breakers implements DependencyGate {
   private async fresh(): Promise<void> {
     if (this.options.clock.now().getTime() - this.readAt <= SNAPSHOT_MS) return;
     if (!this.reading) {
-      this.reading = (async () => {
-        try {
-          const rows = await this.options.store.breakers.all();
-          this.snapshot = new Map(rows.map((row) => [row.key, row]));
-          this.readAt = this.options.clock.now().getTime();
-        } finally {
-          this.reading = null;
-        }
-      })();
+      this.reading = this.read().finally(() => {
+        this.reading = null;
+      });
     }
     await this.reading;
+  }
+
+  /** Reads the whole table into the snapshot. */
+  private async read(): Promise<void> {
+    const rows = await this.options.store.breakers.all();
+    this.snapshot = new Map(rows.map((row) => [row.key, row]));
+    this.readAt = this.options.clock.now().getTime();
   }
 }
