@@ -139,6 +139,12 @@ export class SuppressionService {
     };
   }
 
+  /** The number's record on the user's list (looked up as `add` would store it), or null. */
+  async find(userId: string, rawNumber: string): Promise<Suppression | null> {
+    const row = await this.deps.store.suppressions.get(userId, suppressionNumber(rawNumber));
+    return row ? view(row) : null;
+  }
+
   /** Removes a number; 404 when it is not on the user's list. */
   async remove(userId: string, rawNumber: string): Promise<void> {
     const phoneNumber = suppressionNumber(rawNumber, 'phoneNumber', 'INVALID_PARAMETER');

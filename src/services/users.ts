@@ -27,6 +27,10 @@ export interface UserView {
   maxConcurrentCalls: number;
 }
 
+/** The days the account's usage chart covers. */
+export const USAGE_DAYS = 30;
+const DAY_MS = 86_400_000;
+
 /** How long the previous webhook secret keeps signing after a rotation, so receivers can switch over. */
 export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
@@ -112,6 +116,22 @@ export class UserService {
       maxConcurrentCalls: load.maxConcurrentCalls,
       activeCalls: load.callsInProgress,
     };
+  }
+
+  /**
+   * Minutes charged per UTC day over the last `days` days (today included), oldest first, a day
+   * without calls at 0: the dashboard's usage chart.
+   */
+  async usageByDay(userId: string, days = USAGE_DAYS): Promise<Array<{ day: string; minutes: number }>> {
+    const today = Date.parse(this.deps.clock.now().toISOString().slice(0, 10));
+    const since = new Date(today - (days - 1) * DAY_MS);
+    const charged = new Map(
+      (await this.deps.store.calls.usageByDay(userId, since)).map((row) => [row.day, row.minutes]),
+    );
+    return Array.from({ length: days }, (_, index) => {
+      const day = new Date(since.getTime() + index * DAY_MS).toISOString().slice(0, 10);
+      return { day, minutes: charged.get(day) ?? 0 };
+    });
   }
 
   /** Changes the fields given; the others keep their values. */

@@ -169,6 +169,11 @@ export interface CallsRepo {
   ): Promise<{ live: number; youngest: Date | null; mean_ms: number | null; held: number } | undefined>;
   /** Calls created per second over the batch's last 10 minutes of calls (epoch second, count). */
   perSecond(batchId: string): Promise<Array<{ second: number; count: number }>>;
+  /**
+   * Minutes charged to the user per UTC day, for the calls started since `since`: days with none
+   * are absent (`day` is `YYYY-MM-DD`).
+   */
+  usageByDay(userId: string, since: Date): Promise<Array<{ day: string; minutes: number }>>;
   /** A batch's calls counted by status. */
   countByStatus(batchId: string): Promise<Array<{ status: string; count: number }>>;
   /** The user's batch's latest 25 calls, with their summary, intent and whether they have a transcript. */

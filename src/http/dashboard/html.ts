@@ -45,7 +45,7 @@ export interface LayoutOptions {
   title: string;
   /** The signed-in user's CSRF token, for the sign-out form; absent on the sign-in page. */
   csrf?: string;
-  active?: 'campaigns' | 'calls' | 'agents' | 'keys';
+  active?: 'campaigns' | 'calls' | 'agents' | 'keys' | 'settings' | 'suppressions' | 'webhooks';
   /** Dependencies of the user's calls that are down now: a banner above the page (issue 24 §3). */
   outages?: Array<{ name: string; since: string | null; lastError: string | null }>;
 }
@@ -69,6 +69,9 @@ export function layout(options: LayoutOptions, body: Html): string {
         <a href="/dashboard/calls" ${options.active === 'calls' ? new Html('aria-current="page"') : ''}>Calls</a>
         <a href="/dashboard/agents" ${options.active === 'agents' ? new Html('aria-current="page"') : ''}>Agents</a>
         <a href="/api-keys" ${options.active === 'keys' ? new Html('aria-current="page"') : ''}>API keys</a>
+        <a href="/dashboard/suppressions" ${options.active === 'suppressions' ? new Html('aria-current="page"') : ''}>Suppressions</a>
+        <a href="/dashboard/webhooks" ${options.active === 'webhooks' ? new Html('aria-current="page"') : ''}>Webhooks</a>
+        <a href="/dashboard/settings" ${options.active === 'settings' ? new Html('aria-current="page"') : ''}>Settings</a>
         <form method="post" action="/sign-out" class="inline">
           <input type="hidden" name="_csrf" value="${options.csrf}">
           <button type="submit" class="link">Sign out</button>

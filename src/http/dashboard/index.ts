@@ -12,7 +12,10 @@ import { registerBatchPage } from './pages/batch.js';
 import { registerCallPage } from './pages/call.js';
 import { registerCallsPage } from './pages/calls.js';
 import { registerCampaignsPage } from './pages/campaigns.js';
+import { registerSettingsPage } from './pages/settings.js';
 import { registerSignInPage } from './pages/sign-in.js';
+import { registerSuppressionsPage } from './pages/suppressions.js';
+import { registerWebhooksPage } from './pages/webhooks.js';
 import { Sessions } from './session.js';
 import { registerTalkRoutes } from './talk.js';
 
@@ -40,7 +43,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
 
 /**
  * The monitoring pages: sign-in with an API key, the campaigns list, a live campaign page, a call
- * page, and the API keys page. Server-rendered HTML, a small script of our own for the live parts.
+ * page, the API keys page, and the settings, suppressions and webhooks pages. Server-rendered HTML, a small script of our own for the live parts.
  */
 export function registerDashboard(
   app: App,
@@ -83,6 +86,9 @@ export function registerDashboard(
   registerCallsPage(app, services, guard);
   registerCallPage(app, services, guard);
   registerApiKeysPage(app, services, guard);
+  registerSettingsPage(app, services, guard);
+  registerSuppressionsPage(app, services, guard);
+  registerWebhooksPage(app, services, guard);
 }
 
 /**

@@ -11,7 +11,9 @@ import type { DashboardReads } from '../../services/dashboard.js';
 import type { HealthService } from '../../services/health.js';
 import type { KeyService } from '../../services/keys.js';
 import type { LiveControlService } from '../../services/live-control.js';
+import type { SuppressionService } from '../../services/suppressions.js';
 import type { UserService } from '../../services/users.js';
+import type { WebhookService } from '../../services/webhooks.js';
 import { CSP, html, layout } from './html.js';
 import type { DashboardSession, Sessions } from './session.js';
 
@@ -29,6 +31,8 @@ export interface DashboardServices {
   dashboard: DashboardReads;
   live: LiveControlService;
   webCalls: WebCalls;
+  suppressions: SuppressionService;
+  webhooks: WebhookService;
   /** The dependencies of a user's calls that are down (the banner). */
   health: Pick<HealthService, 'outages'>;
 }

@@ -105,6 +105,15 @@ export class PgCallsRepo implements CallsRepo {
     return rows;
   }
 
+  async usageByDay(userId: string, since: Date): Promise<Array<{ day: string; minutes: number }>> {
+    const { rows } = await sql<{ day: string; minutes: number }>`
+        select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, sum(minutes_charged)::int as minutes
+        from calls
+        where user_id = ${userId} and created_at >= ${since}
+        group by 1 order by 1`.execute(this.db);
+    return rows;
+  }
+
   async countByStatus(batchId: string): Promise<Array<{ status: string; count: number }>> {
     const { rows } = await sql<{ status: string; count: number }>`
         select status, count(*)::int as count from calls where batch_id = ${batchId} group by 1`.execute(

@@ -57,6 +57,41 @@
     }
   });
 
+  // The settings page's usage chart: one bar a day, read from the table that holds the same figures.
+  const usageBox = document.getElementById('usage-chart');
+  if (usageBox && typeof window.uPlot === 'function') {
+    const rows = [...document.querySelectorAll('#usage-table tbody tr')];
+    const days = rows.map((row) => Date.parse(`${row.dataset.day}T00:00:00Z`) / 1000);
+    const minutes = rows.map((row) => Number(row.dataset.minutes));
+    const available = () => Math.max((usageBox.parentElement || usageBox).clientWidth - 24, 240);
+    const usage = new window.uPlot(
+      {
+        width: available(),
+        height: 200,
+        series: [
+          {},
+          {
+            label: 'minutes',
+            stroke: '#2454d6',
+            fill: 'rgba(36,84,214,0.35)',
+            paths: window.uPlot.paths.bars({ size: [0.7, 40] }),
+            points: { show: false },
+          },
+        ],
+        axes: [{ incrs: [86400, 86400 * 7] }, { label: 'minutes charged' }],
+        scales: {
+          x: { time: true, range: (_u, min, max) => [min - 43200, max + 43200] },
+          y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.1))] },
+        },
+        legend: { show: false },
+      },
+      [days, minutes],
+      usageBox,
+    );
+    window.addEventListener('resize', () => usage.setSize({ width: available(), height: 200 }));
+    usageBox.dataset.drawn = String(rows.length);
+  }
+
   const root = document.getElementById('batch');
   if (!root) return;
   const batchId = root.dataset.batchId;
