@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, eventually, STORE, startTestApp, type TestApp } from '../helpers/app.js';
+import { DashboardClient } from '../helpers/dashboard-client.js';
 
 /**
  * POST /api/v1/call/hangup on calls no agent session holds: canned simulated calls (no LLM
@@ -72,10 +73,33 @@ describe(`hang-up of a canned simulated call (${STORE})`, () => {
     });
 
     const other = await t.createAccount();
+    expect(other.userId).not.toBe(account.userId);
     const theirs = await api.dial('+14155550125');
     const res = await api.hangup(theirs, other.key);
     expect(res.statusCode).toBe(404);
     expect((await api.status(theirs)).status).toBe('ONGOING');
+  });
+
+  it("lets the dashboard's call page hang it up and refuses its Say (no agent), CSRF-checked", async () => {
+    const callId = await api.dial('+14155550126');
+    const browser = new DashboardClient(t);
+    expect((await browser.signIn(account.key)).statusCode).toBe(303);
+    const page = await browser.get(`/dashboard/calls/${callId}`);
+    expect(page.body).toContain('id="live-say"');
+    expect(page.body).not.toContain('Nothing was said');
+    const csrf = /data-csrf="([^"]+)"/.exec(page.body)?.[1] ?? '';
+    const post = (action: string, form: Record<string, string>) =>
+      browser.post(`/dashboard/calls/${callId}/${action}`, form, { accept: 'application/json' });
+    expect((await post('say', { _csrf: 'forged', text: 'Hello.' })).statusCode).toBe(403);
+    const say = await post('say', { _csrf: csrf, text: 'Hello.' });
+    expect(say.statusCode, say.body).toBe(409);
+    expect(say.json().message).toMatch(/no agent is talking/i);
+    expect((await post('hangup', { _csrf: 'forged' })).statusCode).toBe(403);
+    await api.placedFor(callId, 200);
+    const hangup = await post('hangup', { _csrf: csrf });
+    expect(hangup.statusCode, hangup.body).toBe(200);
+    expect(hangup.json()).toEqual({ success: true, callId, outcome: 'ended' });
+    expect(await api.status(callId)).toMatchObject({ status: 'COMPLETED', endedReason: 'operator-ended' });
   });
 });
 
