@@ -58,6 +58,26 @@ export type LiveCallEvent =
   | { type: 'tool-call'; seq: number; call: ToolCallRecord }
   | (LiveEndedEvent & { seq?: number });
 
+/**
+ * The reason a held call's stop is aborted with when an operator hangs it up, not a process stop:
+ * the transport then ends the call as the operator's (`operator-ended`).
+ */
+export const OPERATOR_HANGUP = 'operator-hangup';
+
+/** True when the call's stop came from an operator's hang-up rather than its process stopping. */
+export function isOperatorHangup(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && signal.reason === OPERATOR_HANGUP;
+}
+
+/**
+ * Where the process holding a call takes hang-ups for it on the live call channel (its CallHost),
+ * beside the AI session's own address (the call id), which answers only while an agent talks.
+ * LiveControlService asks here when no session answers: a canned simulated call, a call ringing.
+ */
+export function hostAddress(callId: string): string {
+  return `${callId}:host`;
+}
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { transferTarget } from '../domain/agent-call.js';
 import { AppError, fieldError } from '../domain/errors.js';
-import type { LiveCallEvent, LiveCommand, LiveReply } from '../domain/live-call.js';
+import { hostAddress, type LiveCallEvent, type LiveCommand, type LiveReply } from '../domain/live-call.js';
 import type { CallEndedEvent, LiveCallChannel } from '../ports.js';
 import type { CallReads, PersistentCallStatus } from './calls/reads.js';
 
@@ -80,8 +80,13 @@ export class LiveControlService {
     return this.streams.size;
   }
 
+  /**
+   * Ends any ongoing call of the user: the agent's session hangs up a call it holds (as before);
+   * any other (ringing, canned, an agent not talking yet) is hung up by the call host of the
+   * process holding it, which cancels a ringing call and ends an answered one.
+   */
   hangup(userId: string, callId: string): Promise<LiveActionResult> {
-    return this.command(userId, callId, { action: 'hangup' }, this.commandMs);
+    return this.command(userId, callId, { action: 'hangup' }, this.commandMs, { viaHost: true });
   }
 
   transfer(userId: string, callId: string, to: string): Promise<LiveActionResult> {
@@ -224,6 +229,7 @@ export class LiveControlService {
     callId: string,
     command: Exclude<LiveCommand, { action: 'snapshot' }>,
     timeoutMs: number,
+    route: { viaHost?: boolean } = {},
   ): Promise<LiveActionResult> {
     const call = await this.options.calls.persistentStatus(userId, callId);
     if (call.status !== 'ONGOING') {
@@ -235,11 +241,19 @@ export class LiveControlService {
     let reply: Awaited<ReturnType<LiveCallChannel['request']>>;
     try {
       reply = await this.options.channel.request(callId, command, timeoutMs);
+      if (reply === 'not-live' && route.viaHost)
+        reply = await this.options.channel.request(hostAddress(callId), command, timeoutMs);
     } catch (error) {
       this.options.logger.warn({ err: error, callId }, 'the live call channel failed');
       throw new AppError(
         'SERVICE_UNAVAILABLE',
         'Live call control is unavailable (Redis is not answering); try again',
+      );
+    }
+    if (reply === 'not-live' && route.viaHost) {
+      throw new AppError(
+        'CALL_NOT_LIVE',
+        'No process holds this call now: it is being placed or it is ending; try again',
       );
     }
     if (reply === 'not-live') {

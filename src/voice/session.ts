@@ -9,7 +9,7 @@ import {
 import type { FinalCallStatus, TranscriptEntry } from '../domain/call.js';
 import { unavailableReason } from '../domain/dependencies.js';
 import { isServiceReason } from '../domain/failure.js';
-import type { LiveReply } from '../domain/live-call.js';
+import { isOperatorHangup, type LiveReply } from '../domain/live-call.js';
 import type { DependencyGate, DialAgent, LiveCallChannel, LoadGauge, RecordingStore } from '../ports.js';
 import { BEEP_REASON, listenForVerdict, waitForGreetingEnd } from './amd.js';
 import type {
@@ -49,7 +49,8 @@ export interface AnsweredCallOptions {
   maxCallMs: number;
   /**
    * Aborted when this process stops: the call is hung up as if the agent ended it
-   * (`agent-ended`), so a stop never leaves a call up.
+   * (`agent-ended`), so a stop never leaves a call up. Aborted with OPERATOR_HANGUP (an operator
+   * hung up before the agent took commands), it ends `operator-ended`.
    */
   stop?: AbortSignal;
   /** Where the transport's recording is kept; without one, the recording is dropped. */
@@ -116,7 +117,7 @@ export async function runAnsweredCall(options: AnsweredCallOptions): Promise<Ans
   const farEndGone = () => end('callee-hung-up');
   if (transport.signal.aborted) farEndGone();
   else transport.signal.addEventListener('abort', farEndGone, { once: true });
-  const stopped = () => end('agent-ended');
+  const stopped = () => end(isOperatorHangup(options.stop) ? 'operator-ended' : 'agent-ended');
   if (options.stop?.aborted) stopped();
   else options.stop?.addEventListener('abort', stopped, { once: true });
   const limitMs = Math.min(

@@ -160,6 +160,7 @@ export async function buildVoice(
             }
           : {}),
         recordings: simRecordings,
+        live: liveChannel,
         logger,
       });
   const fallback =

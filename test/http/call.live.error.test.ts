@@ -41,9 +41,10 @@ describe(`live call control errors (${STORE})`, () => {
       ['say', { text: 'Hello there.' }],
     ] as const;
 
-  it('answers 409 CALL_NOT_LIVE for a call with no agent session (a canned simulated call)', async () => {
+  it('answers 409 CALL_NOT_LIVE to transfer and say on a call with no agent session (a canned simulated call)', async () => {
     const callId = await dial('+14155550123');
-    for (const [action, body] of commands()) {
+    // Hang-up works on it (test/http/call.hangup.test.ts).
+    for (const [action, body] of commands().filter(([action]) => action !== 'hangup')) {
       const res = await post(`/api/v1/call/${action}?callId=${callId}`, body);
       expect(res.statusCode, `${action}: ${res.body}`).toBe(409);
       expect(res.json()).toMatchObject({ error: 'Conflict', code: 'CALL_NOT_LIVE' });

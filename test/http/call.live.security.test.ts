@@ -53,18 +53,19 @@ describe(`live call control security (${STORE})`, () => {
       expect(res.statusCode, `${method} ${url}`).toBe(404);
       expect(res.json()).toEqual({ error: 'Not Found', message: 'Resource not found' });
     }
-    // The owner is told the call has no agent session: the route was reached, the call left alone.
-    const own = await t.request({
-      method: 'POST',
-      url: `/api/v1/call/hangup?callId=${callId}`,
-      key: owner.key,
-    });
-    expect(own.statusCode).toBe(409);
+    // The call was left alone: still up for its owner, who is told it has no agent session.
     const status = await t.request({
       method: 'GET',
       url: `/api/v1/call/check-status?callId=${callId}`,
       key: owner.key,
     });
     expect(status.json().data.status).toBe('ONGOING');
+    const own = await t.request({
+      method: 'POST',
+      url: `/api/v1/call/say?callId=${callId}`,
+      key: owner.key,
+      payload: { text: 'Hello.' },
+    });
+    expect(own.statusCode).toBe(409);
   });
 });

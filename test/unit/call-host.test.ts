@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryLiveChannel } from '../../src/adapters/memory/live-channel.js';
 import { CallHost } from '../../src/adapters/voice/call-host.js';
+import { hostAddress, isOperatorHangup } from '../../src/domain/live-call.js';
 import type { CallEndedEvent } from '../../src/ports.js';
 import { testDialRecords } from '../helpers/sip-provider.js';
 
@@ -76,5 +78,34 @@ describe('CallHost: the registry, stop and end report every transport shares', (
     expect(reported).toEqual(['call_host_3']);
     expect(host.closing).toBe(true);
     expect(host.take('call_host_4')?.signal.aborted).toBe(true);
+  });
+
+  it("takes an operator's hang-up on the live call channel while it holds the call, and stops after its end", async () => {
+    const live = new MemoryLiveChannel();
+    const host = new CallHost({ label: 'test', live });
+    const stop = host.take('call_host_op') as AbortController;
+    // The transport ends the call when its stop is aborted, as the operator's.
+    let operator = false;
+    host.running(
+      'call_host_op',
+      new Promise<void>((resolve) =>
+        stop.signal.addEventListener('abort', () => {
+          operator = isOperatorHangup(stop.signal);
+          resolve(host.report(ended('call_host_op')));
+        }),
+      ),
+    );
+    await expect
+      .poll(() => live.request(hostAddress('call_host_op'), { action: 'say', text: 'Hi.' }, 1000))
+      .toMatchObject({ ok: false, outcome: 'refused' });
+    expect(await live.request(hostAddress('call_host_op'), { action: 'hangup' }, 1000)).toEqual({
+      ok: true,
+      outcome: 'ended',
+    });
+    expect(operator).toBe(true);
+    expect(host.holds('call_host_op')).toBe(false);
+    await expect
+      .poll(() => live.request(hostAddress('call_host_op'), { action: 'hangup' }, 1000))
+      .toBe('not-live');
   });
 });

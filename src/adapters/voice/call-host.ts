@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { CallEndedEvent, DialRecords } from '../../ports.js';
+import { hostAddress, isOperatorHangup, type LiveReply, OPERATOR_HANGUP } from '../../domain/live-call.js';
+import type { CallEndedEvent, DialRecords, LiveCallChannel } from '../../ports.js';
 
 /** How long a stop waits for the calls it hung up to report their ends, by default. */
 const CLOSE_WAIT_MS = 10_000;
@@ -8,7 +9,17 @@ interface HeldCall {
   stop: AbortController;
   done: Promise<void>;
   reported: boolean;
+  /** Stops taking hang-up requests for the call (null: the channel is not served). */
+  unserve: Promise<(() => Promise<void>) | null> | null;
 }
+
+export { isOperatorHangup };
+
+const NO_SESSION: LiveReply = {
+  ok: false,
+  outcome: 'refused',
+  reason: 'no agent is talking on this call: it can only be hung up',
+};
 
 export interface CallHostOptions {
   /** How the transport's calls are named in logs: `SIP`, `web`, `simulated`. */
@@ -19,6 +30,11 @@ export interface CallHostOptions {
   /** Where a failure of the end's consumer goes (default: logged as an error). */
   onError?: (error: unknown, event: CallEndedEvent) => void;
   closeWaitMs?: number;
+  /**
+   * Live call control: each held call takes operators' hang-ups at `hostAddress(callId)`, so a
+   * hang-up reaches the process holding any call, answered by an agent or not.
+   */
+  live?: LiveCallChannel;
 }
 
 /**
@@ -61,8 +77,46 @@ export class CallHost {
     if (this.calls.has(callId)) return null;
     const stop = new AbortController();
     if (this.stopping) stop.abort();
-    this.calls.set(callId, { stop, done: Promise.resolve(), reported: false });
+    this.calls.set(callId, { stop, done: Promise.resolve(), reported: false, unserve: this.serve(callId) });
     return stop;
+  }
+
+  /**
+   * An operator's hang-up of a held call: its stop is aborted with OPERATOR_HANGUP (the transport
+   * ends it as the operator's: cancelled while it rings, ended once answered), then its end is
+   * waited for. False when this process does not hold the call.
+   */
+  async hangUp(callId: string): Promise<boolean> {
+    const call = this.calls.get(callId);
+    if (!call) return false;
+    if (!call.stop.signal.aborted) call.stop.abort(OPERATOR_HANGUP);
+    await call.done;
+    return true;
+  }
+
+  /** Takes hang-up requests for the call on the live call channel, when there is one. */
+  private serve(callId: string): Promise<(() => Promise<void>) | null> | null {
+    const { live, logger } = this.options;
+    if (!live) return null;
+    return live
+      .serve(hostAddress(callId), async (command) => {
+        if (command.action !== 'hangup') return NO_SESSION;
+        return (await this.hangUp(callId))
+          ? { ok: true, outcome: 'ended' }
+          : { ok: false, outcome: 'refused', reason: 'the call has ended' };
+      })
+      .catch((error: unknown) => {
+        logger?.warn({ err: error, callId }, 'hang-ups cannot reach this call: the live call channel failed');
+        return null;
+      });
+  }
+
+  /** Lets the call go from the registry and stops taking hang-ups for it. */
+  private forget(callId: string): void {
+    const call = this.calls.get(callId);
+    if (!call) return;
+    this.calls.delete(callId);
+    void call.unserve?.then((stop) => stop?.()).catch(() => undefined);
   }
 
   /** The work that holds the call until it ends: what a stop waits for. */
@@ -73,7 +127,7 @@ export class CallHost {
 
   /** Lets the call go without an end (it never reached the network, or another process has it). */
   release(callId: string): void {
-    this.calls.delete(callId);
+    this.forget(callId);
   }
 
   /**
@@ -91,7 +145,7 @@ export class CallHost {
         logger?.warn({ err: error, callId: event.callId }, `could not record a ${label} call end`);
       });
     }
-    this.calls.delete(event.callId);
+    this.forget(event.callId);
     try {
       await this.handler?.(event);
     } catch (error) {

@@ -20,7 +20,7 @@ import type {
 import { systemClock } from '../../ports.js';
 import type { ConversationEngine, VoiceModels } from '../../voice/contracts.js';
 import { runAnsweredCall } from '../../voice/session.js';
-import { CallHost } from './call-host.js';
+import { CallHost, isOperatorHangup } from './call-host.js';
 import { cutOffAfterAnswer } from './cut-off.js';
 import { publishOnce } from './publish-once.js';
 import { SimulatedCallee } from './sim-persona.js';
@@ -57,6 +57,8 @@ export interface SimulatorOptions {
   conversation?: SimulatedConversations;
   /** Where the spoken recordings are kept once made (made on the first request); memory without. */
   recordings?: RecordingStore;
+  /** Live call control: every held call, canned or not, takes operators' hang-ups (see CallHost). */
+  live?: LiveCallChannel;
   logger?: Logger;
 }
 
@@ -124,6 +126,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     this.host = new CallHost({
       label: 'simulated',
       ...(options.records ? { records: options.records } : {}),
+      ...(options.live ? { live: options.live } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
       onError: (error, event) => options.onError?.(error, event),
     });
@@ -314,10 +317,15 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     const wait = Math.max(dialedAt.getTime() + plan.totalMs - now, 0);
     const answeredAt = plan.ended(dialedAt).answeredAt;
     const done = new Promise<void>((resolve) => {
-      // A stop leaves a canned call to `lookup`, which rebuilds it from its dial time: no end.
+      // A stop leaves a canned call to `lookup`, which rebuilds it from its dial time: no end. An
+      // operator's hang-up ends it now, and that end is kept with its record (it is not rebuilt).
       const leave = () => {
         clearTimeout(timer);
         clearTimeout(answer);
+        if (isOperatorHangup(stop.signal)) {
+          resolve(this.settle(operatorEnd(plan.ended(dialedAt), this.clock.now())));
+          return;
+        }
         this.host.release(request.callId);
         resolve();
       };
@@ -366,9 +374,14 @@ export class SimulatedVoiceProvider implements VoiceProvider {
     if (!stop) return;
     const wait = Math.max(dialedAt.getTime() + this.options.ringMs - this.clock.now().getTime(), 0);
     const done = new Promise<void>((resolve) => {
-      // Cut before the answer, as the SIP provider reports it: FAILED, nothing connected.
+      // Cut before the answer, as the SIP provider reports it: FAILED, nothing connected. An
+      // operator's hang-up cancels it instead.
       const cut = () => {
         clearTimeout(timer);
+        if (isOperatorHangup(stop.signal)) {
+          resolve(this.settle(cancelledByOperator(request.callId, this.clock.now())));
+          return;
+        }
         resolve(
           this.settle({
             callId: request.callId,
@@ -419,7 +432,13 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       ...(logger ? { logger } : {}),
     });
     let stopped = false;
+    // An operator's hang-up before the agent takes commands (the AMD gate) ends it as the operator's.
+    const operator = new AbortController();
     const hangUp = () => {
+      if (isOperatorHangup(stop)) {
+        operator.abort(stop.reason);
+        return;
+      }
       stopped = true;
       transport.hangup();
     };
@@ -437,6 +456,7 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       // of listening to real audio.
       amd: true,
       maxCallMs: settings.maxCallMs,
+      stop: operator.signal,
       ...(settings.live ? { live: settings.live } : {}),
       ...(settings.load ? { load: settings.load } : {}),
       ...(settings.dependencies ? { dependencies: settings.dependencies } : {}),
@@ -518,6 +538,40 @@ export class SimulatedVoiceProvider implements VoiceProvider {
       }
     }
   }
+}
+
+/** A call cancelled by an operator while it rang: nothing connected, nothing charged. */
+function cancelledByOperator(callId: string, endedAt: Date): CallEndedEvent {
+  return {
+    callId,
+    status: 'NO_ANSWER',
+    duration: 0,
+    answeredAt: null,
+    endedAt,
+    error: 'Cancelled by the operator before an answer',
+    transcription: [],
+    endedReason: 'operator-ended',
+  };
+}
+
+/**
+ * A canned call an operator hung up at `now`: cancelled while it rang; once answered, ended with
+ * the time connected so far and the lines said by then (the script spread evenly over its talk).
+ */
+function operatorEnd(planned: CallEndedEvent, now: Date): CallEndedEvent {
+  const { answeredAt } = planned;
+  if (!answeredAt || answeredAt.getTime() > now.getTime()) return cancelledByOperator(planned.callId, now);
+  const plannedMs = planned.endedAt.getTime() - answeredAt.getTime();
+  const talkedMs = Math.min(now.getTime() - answeredAt.getTime(), plannedMs);
+  const lines = planned.transcription.length;
+  const said = plannedMs > 0 ? Math.ceil((lines * talkedMs) / plannedMs) : lines;
+  return {
+    ...planned,
+    duration: billedSecondsOf(talkedMs / 1000),
+    endedAt: now,
+    transcription: planned.transcription.slice(0, Math.max(1, said)),
+    endedReason: 'operator-ended',
+  };
 }
 
 function answered(outcome: SimulatedOutcome): boolean {

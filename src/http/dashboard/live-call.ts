@@ -36,7 +36,7 @@ export function registerLiveCallRoutes(
     }
   });
 
-  for (const action of ['hangup', 'transfer'] as const) {
+  for (const action of ['hangup', 'transfer', 'say'] as const) {
     app.post(`/dashboard/calls/:callId/${action}`, async (request, reply) => {
       const session = await signedIn(request, reply, true);
       if (!session) return reply;
@@ -46,10 +46,7 @@ export function registerLiveCallRoutes(
       }
       const callId = (request.params as { callId: string }).callId;
       try {
-        const result =
-          action === 'hangup'
-            ? await live.hangup(session.userId, callId)
-            : await live.transfer(session.userId, callId, form.to ?? '');
+        const result = await liveAction(live, action, session.userId, callId, form);
         return reply.header('cache-control', 'no-store').send(result);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
@@ -69,15 +66,45 @@ export function registerLiveCallRoutes(
   }
 }
 
+/** One operator's action from the call page, through the service the API routes call. */
+function liveAction(
+  live: LiveControlService,
+  action: 'hangup' | 'transfer' | 'say',
+  userId: string,
+  callId: string,
+  form: Record<string, string>,
+) {
+  switch (action) {
+    case 'hangup':
+      return live.hangup(userId, callId);
+    case 'transfer':
+      return live.transfer(userId, callId, form.to ?? '');
+    case 'say':
+      return live.say(userId, callId, form.text ?? '');
+  }
+}
+
+/** What the call page says of `say` before an agent takes lines (the script enables it). */
+export const SAY_WAITING = 'Say works once the agent is talking with the person.';
+
 /**
- * The call page's live section, shown while the call is ONGOING. A web call has no line to refer
- * elsewhere (its transport refuses transfers), so it offers the hang-up alone.
+ * The call page's live section, shown while the call is ONGOING: its status and running duration
+ * (from the answer, counted by the script), the transcript as it is said, and Hang up (every
+ * ongoing call: a ringing one is cancelled), Say and Transfer (while an agent talks). A web call
+ * has no line to refer elsewhere (its transport refuses transfers), so it offers no transfer.
  */
-export function liveCallSection(callId: string, csrf: string, canTransfer = true): Html {
-  return html`<section aria-labelledby="live-title" id="live-call" data-call-id="${callId}" data-csrf="${csrf}">
+export function liveCallSection(
+  call: { id: string; answeredAt: string | null },
+  csrf: string,
+  canTransfer = true,
+): Html {
+  return html`<section aria-labelledby="live-title" id="live-call" data-call-id="${call.id}" data-csrf="${csrf}"${call.answeredAt ? html` data-answered-at="${call.answeredAt}"` : ''}>
       <h2 id="live-title">Live</h2>
-      <p><span data-field="liveStatus" class="muted">Connecting…</span></p>
+      <p><span data-field="liveStatus" class="muted">Connecting…</span> · <span data-field="liveDuration" aria-label="Time connected">${call.answeredAt ? '0 s' : 'not answered yet'}</span></p>
       <ol class="transcript" id="live-transcript" aria-live="polite"></ol>
+      <form id="live-say" class="live-say"><label>Say <input name="text" maxlength="2000" required disabled aria-describedby="live-say-note"></label>
+        <button type="submit" disabled>Say</button></form>
+      <p class="muted" id="live-say-note">${SAY_WAITING}</p>
       <div class="actions">
         <button type="button" class="danger" id="live-hangup">Hang up</button>
         ${

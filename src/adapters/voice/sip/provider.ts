@@ -27,7 +27,7 @@ import {
 import type { ConversationEngine, VoiceModels } from '../../../voice/contracts.js';
 import { runAnsweredCall } from '../../../voice/session.js';
 import { speechToolsAvailable } from '../../speech/tools.js';
-import { CallHost } from '../call-host.js';
+import { CallHost, isOperatorHangup } from '../call-host.js';
 import { RtpSession } from '../rtp.js';
 import { parseSdpAnswer } from './message.js';
 import { settleFromRecord, unanswered } from './settle.js';
@@ -140,6 +140,17 @@ const OURS: Partial<Record<SipOutcome['kind'], { endedReason: EndedReason }>> = 
 };
 
 /**
+ * A call an operator hung up before an answer (CANCELled while it rang, or never placed): no
+ * answer, nothing charged, `operator-ended`; the contact's side as any unanswered call.
+ */
+function cancelledByOperator(callId: string, sipCode: number | null, endedAt: Date): CallEndedEvent {
+  return {
+    ...unanswered(callId, 'NO_ANSWER', 'Cancelled by the operator before an answer', sipCode, endedAt),
+    endedReason: 'operator-ended',
+  };
+}
+
+/**
  * Real calls through the SIP trunk an agent names: the INVITE through the trunk's gate (its rate
  * and concurrency caps), RTP audio both ways with a recording, and the answered call handed to
  * the answered-call session (src/voice/session.ts) over a SIP transport. Each dial holds its shared record (waiting) before the trunk, and
@@ -158,6 +169,7 @@ export class SipVoiceProvider implements VoiceProvider {
       label: 'SIP',
       records: options.records,
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.live ? { live: options.live } : {}),
       closeWaitMs: CLOSE_WAIT_MS,
     });
   }
@@ -234,6 +246,11 @@ export class SipVoiceProvider implements VoiceProvider {
     try {
       ended = await this.place(request, trunkId, signal);
     } catch (error) {
+      if (error instanceof NotSent && isOperatorHangup(signal)) {
+        // An operator hung up a call still waiting for its trunk: it ends here, never placed.
+        await this.host.report(cancelledByOperator(request.callId, null, this.now()));
+        return;
+      }
       if (error instanceof NotSent) {
         // Nothing reached the carrier: the record stays waiting, and once this process's lease
         // is given back (a stop) or gone (a crash) the call goes back to the queue uncharged.
@@ -424,6 +441,8 @@ export class SipVoiceProvider implements VoiceProvider {
       signal.removeEventListener('abort', giveUp);
       const code = sip.finalCode;
       if (code !== null) this.options.onFinalResponse?.(trunk.id, code);
+      if (outcome.kind !== 'answered' && isOperatorHangup(signal))
+        return { kind: 'final', event: cancelledByOperator(request.callId, code, this.now()) };
       if (outcome.kind === 'capacity') return { kind: 'capacity', code: outcome.code };
       if (outcome.kind !== 'answered') {
         const error =

@@ -172,8 +172,14 @@
       li.append(who, text(` ${entry.content}`));
       list.append(li);
     }
-    if (transcription.length === 0) list.append(text('Nothing was said.'));
-    td.append(list);
+    // A note beside the list, never inside it, and only when the list is empty.
+    if (list.children.length > 0) td.append(list);
+    else {
+      const note = document.createElement('p');
+      note.className = 'muted';
+      note.textContent = 'Nothing was said.';
+      td.append(note);
+    }
     detail.append(td);
     return detail;
   }

@@ -62,7 +62,7 @@ function callPage(
       ${call.channel === 'web' ? '' : html`<div><dt>Number</dt><dd>${call.phoneNumber}</dd></div>`}
       <div><dt>Agent</dt><dd>${call.agentName}</dd></div>
       <div><dt>Attempt</dt><dd>${call.attempt}</dd></div>
-      <div><dt>Duration</dt><dd>${formatDuration(call.duration)}</dd></div>
+      <div><dt>Duration</dt><dd data-field="duration">${call.status === 'ONGOING' ? 'In progress' : formatDuration(call.duration)}</dd></div>
       ${call.sipCode === null ? '' : html`<div><dt>SIP answer</dt><dd>${call.sipCode}</dd></div>`}
       ${call.agent.endedReason === null ? '' : html`<div><dt>Ended by</dt><dd data-field="endedReason">${call.agent.endedReason}</dd></div>`}
       ${call.agent.failureSource === null ? '' : html`<div><dt>Failed on</dt><dd data-field="failureSource">${FAILED_ON[call.agent.failureSource]}</dd></div>`}
@@ -88,7 +88,7 @@ function callPage(
             </dl>${call.consent.text ? html`<blockquote data-field="consentText">${call.consent.text}</blockquote>` : ''}`
           : html`<p class="muted" id="consent">No consent record.</p>`
       }</section>
-    ${call.status === 'ONGOING' ? liveCallSection(call.id, csrf, call.channel !== 'web') : ''}
+    ${call.status === 'ONGOING' ? liveCallSection(call, csrf, call.channel !== 'web') : ''}
     ${agentSections(call.agent)}
     ${recording ? html`<section aria-labelledby="rec-title"><h2 id="rec-title">Recording</h2><audio controls preload="none" src="${recording}"></audio></section>` : ''}
     <section aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2>
@@ -102,11 +102,19 @@ function callPage(
           : ''
       }</section>
     <section aria-labelledby="transcript-title"><h2 id="transcript-title">Transcript</h2>
-      ${
-        call.transcription.length === 0
-          ? html`<p class="muted">Nothing was said.</p>`
-          : html`<ol class="transcript">${call.transcription.map((t) => html`<li class="${t.role}"><strong>${t.role === 'assistant' ? 'Agent' : 'Contact'}</strong> ${t.content}</li>`)}</ol>`
-      }</section>`;
+      ${transcriptPart(call)}</section>`;
+}
+
+/**
+ * The stored transcript. While the call is up it is said in the live section above (stored only
+ * at the end), so the page never claims that nothing was said of a call still going.
+ */
+function transcriptPart(call: Awaited<ReturnType<DashboardReads['call']>>): Html {
+  if (call.transcription.length > 0)
+    return html`<ol class="transcript">${call.transcription.map((t) => html`<li class="${t.role}"><strong>${t.role === 'assistant' ? 'Agent' : 'Contact'}</strong> ${t.content}</li>`)}</ol>`;
+  if (call.status === 'ONGOING')
+    return html`<p class="muted" id="transcript-note">The call is up: what is said appears under Live above.</p>`;
+  return html`<p class="muted">Nothing was said.</p>`;
 }
 
 /** A turn figure in ms, or a dash for a stage that did not run. */

@@ -1,9 +1,9 @@
 import { requireAuth } from '../../auth.js';
 import type { App, AppServices } from '../../route-kit.js';
 import { errorResponses } from '../../schemas/common.js';
-import { LIVE_ERRORS, LIVE_ERRORS_TEXT, LiveActionReply, LiveCallQuery } from './call.live.schemas.js';
+import { HANGUP_ERRORS_TEXT, LIVE_ERRORS, LiveActionReply, LiveCallQuery } from './call.live.schemas.js';
 
-/** POST /api/v1/call/hangup: an operator ends a live call (endedReason operator-ended). */
+/** POST /api/v1/call/hangup: an operator ends any ongoing call (endedReason operator-ended). */
 export function registerCallHangup(app: App, services: Pick<AppServices, 'live'>): void {
   app.post(
     '/api/v1/call/hangup',
@@ -11,8 +11,8 @@ export function registerCallHangup(app: App, services: Pick<AppServices, 'live'>
       schema: {
         operationId: 'hangupCall',
         tags: ['calls'],
-        summary: 'Hang up a live call',
-        description: `Ends the call now, wherever it runs: the agent stops talking, the line is closed, and the call ends with endedReason operator-ended. Answered once the process holding the call has done it. ${LIVE_ERRORS_TEXT}`,
+        summary: 'Hang up an ongoing call',
+        description: `Ends any ongoing call of yours now, wherever it runs, with endedReason operator-ended. An answered call: the agent stops talking, the line is closed (BYE), and the call ends with its status as usual (COMPLETED), charged for the time connected. A call still ringing is cancelled (SIP CANCEL): NO_ANSWER, nothing charged. A simulated call without an AI conversation is ended the same way. Answered once the process holding the call has done it and the end is stored. ${HANGUP_ERRORS_TEXT}`,
         querystring: LiveCallQuery,
         response: { 200: LiveActionReply, ...errorResponses(...LIVE_ERRORS) },
       },

@@ -27,3 +27,7 @@ export const LIVE_ERRORS = [400, 401, 404, 409, 500, 503, 504] as const;
 
 export const LIVE_ERRORS_TEXT =
   '404 when the call is not one of yours; 409 CALL_NOT_LIVE when no agent is talking on it now (ended, not answered yet, or a simulated call without an AI conversation); 504 LIVE_CALL_TIMEOUT when the process holding the call did not answer in time.';
+
+/** The hang-up's own errors: it works on every ongoing call, so 409 means the call has ended. */
+export const HANGUP_ERRORS_TEXT =
+  '404 when the call is not one of yours; 409 CALL_NOT_LIVE when the call has ended already (or, for a moment, when no process holds it: it is being placed or is ending; try again); 504 LIVE_CALL_TIMEOUT when the process holding the call did not answer in time.';
