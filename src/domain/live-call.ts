@@ -9,7 +9,7 @@ import type { TranscriptEntry } from './call.js';
 
 /** What an operator asks of a live call; `snapshot` is the event stream's own catch-up read. */
 export type LiveCommand =
-  | { action: 'hangup' }
+  | { action: 'hangup' /** The call, when the command goes to a process's host address. */; callId?: string }
   | { action: 'transfer'; to: string }
   | { action: 'say'; text: string }
   | { action: 'snapshot' };
@@ -70,13 +70,20 @@ export function isOperatorHangup(signal: AbortSignal | undefined): boolean {
 }
 
 /**
- * Where the process holding a call takes hang-ups for it on the live call channel (its CallHost),
- * beside the AI session's own address (the call id), which answers only while an agent talks.
- * LiveControlService asks here when no session answers: a canned simulated call, a call ringing.
+ * Where one transport's call host (`label`: `simulated`, `SIP`) in the process `owner` takes
+ * hang-ups for the calls it holds, beside each AI session's own address (the call id), which
+ * answers only while an agent talks. LiveControlService asks here, with the call id in the
+ * command, when no session answers: a canned simulated call, a call ringing.
  */
-export function hostAddress(callId: string): string {
-  return `${callId}:host`;
+export function hostAddress(owner: string, label: string): string {
+  return `host:${owner}:${label}`;
 }
+
+/** A host's refusal of a hang-up for a call it does not hold: the next transport's host is asked. */
+export const NOT_HELD_HERE = 'this transport holds no such call';
+
+/** The transports whose hosts take hang-ups (the web calls' are ended through their session). */
+export const HANG_UP_HOSTS = ['simulated', 'SIP'] as const;
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -86,6 +93,7 @@ export function isLiveCommand(value: unknown): value is LiveCommand {
   if (!isRecord(value)) return false;
   switch (value.action) {
     case 'hangup':
+      return value.callId === undefined || typeof value.callId === 'string';
     case 'snapshot':
       return true;
     case 'transfer':

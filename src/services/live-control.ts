@@ -1,13 +1,23 @@
 import type { Logger } from 'pino';
 import { transferTarget } from '../domain/agent-call.js';
 import { AppError, fieldError } from '../domain/errors.js';
-import { hostAddress, type LiveCallEvent, type LiveCommand, type LiveReply } from '../domain/live-call.js';
+import {
+  HANG_UP_HOSTS,
+  hostAddress,
+  type LiveCallEvent,
+  type LiveCommand,
+  type LiveReply,
+  type LiveRequestResult,
+  NOT_HELD_HERE,
+} from '../domain/live-call.js';
 import type { CallEndedEvent, LiveCallChannel } from '../ports.js';
 import type { CallReads, PersistentCallStatus } from './calls/reads.js';
 
 export interface LiveControlOptions {
   calls: Pick<CallReads, 'persistentStatus'>;
   channel: LiveCallChannel;
+  /** The process holding a call (its dial record's owner), for a hang-up no agent session takes. */
+  ownerOf?: (callId: string) => Promise<string | null>;
   logger: Logger;
   /** How long hangup, say and a stream's catch-up wait for the host (default 5 s). */
   commandTimeoutMs?: number;
@@ -219,6 +229,26 @@ export class LiveControlService {
     return stop;
   }
 
+  /**
+   * A hang-up no agent session took goes to the call hosts of the process that holds the call
+   * (its dial record's owner), one address per transport; 'not-live' when none holds it.
+   */
+  private async askHosts(callId: string, timeoutMs: number): Promise<LiveRequestResult> {
+    const owner = await this.options.ownerOf?.(callId);
+    if (!owner) return 'not-live';
+    for (const label of HANG_UP_HOSTS) {
+      const reply = await this.options.channel.request(
+        hostAddress(owner, label),
+        { action: 'hangup', callId },
+        timeoutMs,
+      );
+      if (reply === 'not-live') continue;
+      if (reply !== 'timeout' && !reply.ok && reply.reason === NOT_HELD_HERE) continue;
+      return reply;
+    }
+    return 'not-live';
+  }
+
   /** Ends every open stream (the app is closing: a stream would hold its server open). */
   closeStreams(): void {
     for (const close of [...this.streams]) close();
@@ -241,8 +271,7 @@ export class LiveControlService {
     let reply: Awaited<ReturnType<LiveCallChannel['request']>>;
     try {
       reply = await this.options.channel.request(callId, command, timeoutMs);
-      if (reply === 'not-live' && route.viaHost)
-        reply = await this.options.channel.request(hostAddress(callId), command, timeoutMs);
+      if (reply === 'not-live' && route.viaHost) reply = await this.askHosts(callId, timeoutMs);
     } catch (error) {
       this.options.logger.warn({ err: error, callId }, 'the live call channel failed');
       throw new AppError(

@@ -102,6 +102,7 @@ export function buildServices(
   const liveControl = new LiveControlService({
     calls: callReads,
     channel: storage.liveChannel,
+    ownerOf: async (callId) => (await deps.dials.find(callId))?.owner ?? null,
     logger: deps.logger,
     ...(context.liveCommandTimeoutMs ? { commandTimeoutMs: context.liveCommandTimeoutMs } : {}),
     ...(context.liveHeartbeatMs ? { heartbeatMs: context.liveHeartbeatMs } : {}),

@@ -80,9 +80,12 @@ describe('CallHost: the registry, stop and end report every transport shares', (
     expect(host.take('call_host_4')?.signal.aborted).toBe(true);
   });
 
-  it("takes an operator's hang-up on the live call channel while it holds the call, and stops after its end", async () => {
+  it("takes an operator's hang-up for its calls at one address per host, naming the call, and refuses a call it does not hold", async () => {
     const live = new MemoryLiveChannel();
-    const host = new CallHost({ label: 'test', live });
+    const host = new CallHost({ label: 'test', live, records: shared.records });
+    const address = hostAddress(shared.records.owner, 'test');
+    // Nothing is served before the host holds a call.
+    expect(await live.request(address, { action: 'hangup', callId: 'call_host_op' }, 1000)).toBe('not-live');
     const stop = host.take('call_host_op') as AbortController;
     // The transport ends the call when its stop is aborted, as the operator's.
     let operator = false;
@@ -96,16 +99,20 @@ describe('CallHost: the registry, stop and end report every transport shares', (
       ),
     );
     await expect
-      .poll(() => live.request(hostAddress('call_host_op'), { action: 'say', text: 'Hi.' }, 1000))
+      .poll(() => live.request(address, { action: 'say', text: 'Hi.' }, 1000))
       .toMatchObject({ ok: false, outcome: 'refused' });
-    expect(await live.request(hostAddress('call_host_op'), { action: 'hangup' }, 1000)).toEqual({
+    expect(await live.request(address, { action: 'hangup', callId: 'call_host_op' }, 1000)).toEqual({
       ok: true,
       outcome: 'ended',
     });
     expect(operator).toBe(true);
     expect(host.holds('call_host_op')).toBe(false);
-    await expect
-      .poll(() => live.request(hostAddress('call_host_op'), { action: 'hangup' }, 1000))
-      .toBe('not-live');
+    // The call is gone: the host still answers at its address, and says it has ended.
+    expect(await live.request(address, { action: 'hangup', callId: 'call_host_op' }, 1000)).toMatchObject({
+      ok: false,
+      outcome: 'refused',
+    });
+    await host.stopAll();
+    expect(await live.request(address, { action: 'hangup', callId: 'call_host_op' }, 1000)).toBe('not-live');
   });
 });

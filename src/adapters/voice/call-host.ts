@@ -1,5 +1,11 @@
 import type { Logger } from 'pino';
-import { hostAddress, isOperatorHangup, type LiveReply, OPERATOR_HANGUP } from '../../domain/live-call.js';
+import {
+  hostAddress,
+  isOperatorHangup,
+  type LiveReply,
+  NOT_HELD_HERE,
+  OPERATOR_HANGUP,
+} from '../../domain/live-call.js';
 import type { CallEndedEvent, DialRecords, LiveCallChannel } from '../../ports.js';
 
 /** How long a stop waits for the calls it hung up to report their ends, by default. */
@@ -9,8 +15,6 @@ interface HeldCall {
   stop: AbortController;
   done: Promise<void>;
   reported: boolean;
-  /** Stops taking hang-up requests for the call (null: the channel is not served). */
-  unserve: Promise<(() => Promise<void>) | null> | null;
 }
 
 export { isOperatorHangup };
@@ -31,8 +35,10 @@ export interface CallHostOptions {
   onError?: (error: unknown, event: CallEndedEvent) => void;
   closeWaitMs?: number;
   /**
-   * Live call control: each held call takes operators' hang-ups at `hostAddress(callId)`, so a
-   * hang-up reaches the process holding any call, answered by an agent or not.
+   * Live call control: the host takes operators' hang-ups for its calls at one address,
+   * `hostAddress(owner, label)` (the owner is `records.owner`), from its first call on, so a
+   * hang-up reaches the process holding any call, answered by an agent or not. One subscription
+   * per host, not one per call.
    */
   live?: LiveCallChannel;
 }
@@ -47,6 +53,8 @@ export class CallHost {
   private readonly calls = new Map<string, HeldCall>();
   private handler: ((event: CallEndedEvent) => Promise<void>) | null = null;
   private stopping: Promise<void> | null = null;
+  /** The host's hang-up address while it is served (taken at the first call). */
+  private serving: Promise<(() => Promise<void>) | null> | null = null;
 
   constructor(private readonly options: CallHostOptions) {}
 
@@ -77,7 +85,8 @@ export class CallHost {
     if (this.calls.has(callId)) return null;
     const stop = new AbortController();
     if (this.stopping) stop.abort();
-    this.calls.set(callId, { stop, done: Promise.resolve(), reported: false, unserve: this.serve(callId) });
+    this.calls.set(callId, { stop, done: Promise.resolve(), reported: false });
+    this.serving ??= this.serve();
     return stop;
   }
 
@@ -94,29 +103,32 @@ export class CallHost {
     return true;
   }
 
-  /** Takes hang-up requests for the call on the live call channel, when there is one. */
-  private serve(callId: string): Promise<(() => Promise<void>) | null> | null {
-    const { live, logger } = this.options;
-    if (!live) return null;
+  /**
+   * Takes hang-up requests for this host's calls on the live call channel, when there is one:
+   * each names its call (`callId`); one this host does not hold is refused as ended.
+   */
+  private serve(): Promise<(() => Promise<void>) | null> {
+    const { live, logger, records, label } = this.options;
+    if (!live || !records) return Promise.resolve(null);
     return live
-      .serve(hostAddress(callId), async (command) => {
-        if (command.action !== 'hangup') return NO_SESSION;
-        return (await this.hangUp(callId))
+      .serve(hostAddress(records.owner, label), async (command) => {
+        if (command.action !== 'hangup' || !command.callId) return NO_SESSION;
+        return (await this.hangUp(command.callId))
           ? { ok: true, outcome: 'ended' }
-          : { ok: false, outcome: 'refused', reason: 'the call has ended' };
+          : { ok: false, outcome: 'refused', reason: NOT_HELD_HERE };
       })
       .catch((error: unknown) => {
-        logger?.warn({ err: error, callId }, 'hang-ups cannot reach this call: the live call channel failed');
+        logger?.warn(
+          { err: error },
+          `hang-ups cannot reach the ${label} calls: the live call channel failed`,
+        );
         return null;
       });
   }
 
-  /** Lets the call go from the registry and stops taking hang-ups for it. */
+  /** Lets the call go from the registry. */
   private forget(callId: string): void {
-    const call = this.calls.get(callId);
-    if (!call) return;
     this.calls.delete(callId);
-    void call.unserve?.then((stop) => stop?.()).catch(() => undefined);
   }
 
   /** The work that holds the call until it ends: what a stop waits for. */
@@ -168,6 +180,8 @@ export class CallHost {
         }),
       ]);
       clearTimeout(wait);
+      const unserve = await this.serving;
+      await unserve?.().catch(() => undefined);
     })();
     return this.stopping;
   }

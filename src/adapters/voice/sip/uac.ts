@@ -87,6 +87,8 @@ export interface InviteOptions {
 }
 
 const T1 = 500;
+/** How long an INVITE given up before any provisional answer waits for one to CANCEL it: 4 T1. */
+const PROVISIONAL_WAIT_MS = 4 * T1;
 /** Non-INVITE retransmissions double up to this interval (RFC 3261 T2). */
 const T2 = 4000;
 /** How long a transfer waits, after its REFER was accepted, for the NOTIFY with its final status. */
@@ -105,6 +107,8 @@ export class SipCall extends EventEmitter {
   private invitedAt = 0;
   private authTried = false;
   private cancelled = false;
+  /** Given up before any provisional answer: the CANCEL goes once one comes (RFC 3261 9.1). */
+  private cancelOnProvisional: NodeJS.Timeout | null = null;
   private state: 'calling' | 'proceeding' | 'answered' | 'ended' = 'calling';
   /** Our in-dialog requests waiting for their final answer, by CSeq number. */
   private readonly pending = new Map<number, (response: SipMessage | null) => void>();
@@ -219,6 +223,11 @@ export class SipCall extends EventEmitter {
     if (message.status < 200) {
       if (this.state === 'calling') this.state = 'proceeding';
       this.toTag ??= tagOf(header(message, 'to'));
+      if (this.cancelOnProvisional) {
+        clearTimeout(this.cancelOnProvisional);
+        this.cancelOnProvisional = null;
+        this.sendCancel();
+      }
       return;
     }
     if (this.transactionTimeout) clearTimeout(this.transactionTimeout);
@@ -330,17 +339,30 @@ export class SipCall extends EventEmitter {
    */
   cancel(why: 'ring-timeout' | 'given-up' = 'given-up'): void {
     if (this.state !== 'proceeding' && this.state !== 'calling') return;
+    if (this.cancelled) return;
     this.cancelled = true;
     if (this.state === 'calling') {
       // Nothing answered at all: a CANCEL is only sent once a provisional response came. Past the
-      // ring timeout that silence is the trunk's; a call given up sooner says nothing of the trunk.
-      this.finish(
-        why === 'ring-timeout'
-          ? this.unanswered()
-          : { kind: 'no_answer', code: null, reason: 'given up before any answer' },
-      );
+      // ring timeout that silence is the trunk's. A call given up sooner waits a moment for the
+      // provisional answer already on its way (the far end may be ringing), then cancels it; if
+      // none comes, it says nothing of the trunk.
+      const gaveUp = () =>
+        this.finish(
+          why === 'ring-timeout'
+            ? this.unanswered()
+            : { kind: 'no_answer', code: null, reason: 'given up before any answer' },
+        );
+      if (why === 'ring-timeout') return gaveUp();
+      this.cancelOnProvisional = setTimeout(() => {
+        this.cancelOnProvisional = null;
+        if (this.state === 'calling') gaveUp();
+      }, PROVISIONAL_WAIT_MS);
       return;
     }
+    this.sendCancel();
+  }
+
+  private sendCancel(): void {
     this.send(
       serialize(`CANCEL ${this.requestUri} SIP/2.0`, [
         ['Via', this.via(this.branch)],
@@ -461,7 +483,7 @@ export class SipCall extends EventEmitter {
   private finish(outcome: SipOutcome): void {
     if (this.state === 'ended') return;
     this.state = 'ended';
-    for (const timer of [this.retransmit, this.transactionTimeout, this.ringTimer])
+    for (const timer of [this.retransmit, this.transactionTimeout, this.ringTimer, this.cancelOnProvisional])
       if (timer) clearTimeout(timer);
     this.settleOutcome(outcome);
     this.settleEnded({ by: 'local' });
