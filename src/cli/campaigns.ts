@@ -261,7 +261,7 @@ export function registerCampaignCommands(program: Command): void {
     .command('dial')
     .description('start one call now')
     .requiredOption('--agent <id>', 'the agent')
-    .requiredOption('--to <number>', 'E.164 phone number')
+    .requiredOption('--to <number>', "phone number: E.164, or national in your account's defaultCountry")
     .option('--name <name>', "the contact's name")
     .addOption(json())
     .action(async (options: { agent: string; to: string; name?: string; json?: boolean }) => {

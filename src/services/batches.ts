@@ -18,7 +18,7 @@ import { type CountryCode, normalizePhone } from '../domain/phone.js';
 import type { Repos } from '../store/index.js';
 import { type BatchLifecycle, OPERATOR_PAUSE, type PauseCause } from './batch-lifecycle.js';
 import type { Deps } from './deps.js';
-import { defaultCountryOf } from './phone-numbers.js';
+import { defaultCountryOf, phoneWasRead } from './phone-numbers.js';
 import { assertWebhookUrls } from './webhooks.js';
 
 export interface BatchOptionsInput {
@@ -83,6 +83,10 @@ export async function contactsWithPhones(
   for (let index = 0; index < contacts.length; index++) {
     if (index > 0 && index % PHONE_CHUNK === 0) await nextTurn();
     const contact = contacts[index] as BatchContactInput;
+    if (phoneWasRead(contact)) {
+      read.push(contact);
+      continue;
+    }
     const reading = normalizePhone(contact.phoneNumber, country);
     if (!reading.ok) {
       const field = `contacts.${index}.phoneNumber`;

@@ -13,7 +13,7 @@ import {
   readCallingWindow,
 } from './batches.js';
 import type { Deps } from './deps.js';
-import { defaultCountryOf } from './phone-numbers.js';
+import { defaultCountryOf, markPhoneRead } from './phone-numbers.js';
 import { suppressedAmong } from './suppressions.js';
 
 /**
@@ -197,8 +197,10 @@ class ContactRules {
     const problems = this.problems(contact);
     const reading = normalizePhone(contact.phoneNumber, this.country);
     if (!reading.ok) problems.push({ field: 'phoneNumber', message: reading.reason });
-    const read = reading.ok && reading.number !== contact.phoneNumber;
-    return { problems, contact: read ? { ...contact, phoneNumber: reading.number } : contact };
+    if (!reading.ok) return { problems, contact };
+    const read =
+      reading.number === contact.phoneNumber ? contact : { ...contact, phoneNumber: reading.number };
+    return { problems, contact: markPhoneRead(read) };
   }
 
   private problems(contact: BatchContactInput): ContactProblem[] {

@@ -36,7 +36,7 @@ export interface CallListItem {
 export interface CallListFilters {
   status?: CallStatus;
   batchId?: string;
-  /** E.164; other spellings are refused (400 naming `phoneNumber`). */
+  /** As given: read by the one phone-number rule in the user's default country (400 naming `phoneNumber`). */
   phoneNumber?: string;
   /** Calls created at or after this instant. */
   from?: Date;
