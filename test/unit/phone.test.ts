@@ -1,3 +1,4 @@
+import { getCountries, getCountryCallingCode, parsePhoneNumberFromString } from 'libphonenumber-js';
 import { describe, expect, it } from 'vitest';
 import { isPhoneCountry, normalizePhone, strictPhone } from '../../src/domain/phone.js';
 
@@ -53,5 +54,42 @@ describe('normalizePhone: the one phone-number rule', () => {
     expect(isPhoneCountry('us')).toBe(false);
     expect(isPhoneCountry('XX')).toBe(false);
     expect(isPhoneCountry('USA')).toBe(false);
+  });
+});
+
+describe('normalizePhone agrees with libphonenumber on North American numbers (its shortcut)', () => {
+  const random = (digits: number) => String(Math.floor(Math.random() * 10 ** digits)).padStart(digits, '0');
+
+  it('reads 5,000 random +1 numbers, and the same written nationally in US and CA, as libphonenumber does', () => {
+    for (let i = 0; i < 5000; i++) {
+      const national = `${2 + Math.floor(Math.random() * 8)}${random(9)}`;
+      const e164 = `+1${national}`;
+      const parsed = parsePhoneNumberFromString(e164);
+      const expected = parsed?.isPossible() ? parsed.number : null;
+      expect(expected, e164).toBe(e164);
+      for (const [raw, country] of [
+        [e164, null],
+        [national, 'US'],
+        [`1${national}`, 'US'],
+        [national, 'CA'],
+      ] as const) {
+        const reading = normalizePhone(raw, country);
+        expect(reading.ok ? reading.number : null, `${raw} in ${country}`).toBe(expected);
+        const library = parsePhoneNumberFromString(raw, country ?? undefined);
+        expect(library?.isPossible() ? library.number : null, `${raw} in ${country}`).toBe(expected);
+      }
+    }
+  });
+
+  it('reads 20,000 random international numbers of every country code as libphonenumber does', () => {
+    const codes = [...new Set(getCountries().map((country) => getCountryCallingCode(country)))];
+    for (let i = 0; i < 20_000; i++) {
+      const code = codes[Math.floor(Math.random() * codes.length)];
+      const raw = `+${code}${1 + Math.floor(Math.random() * 9)}${random(3 + Math.floor(Math.random() * 10))}`;
+      const parsed = parsePhoneNumberFromString(raw);
+      const expected = parsed?.isPossible() && /^\+[1-9]\d{8,14}$/.test(parsed.number) ? parsed.number : null;
+      const reading = normalizePhone(raw, null);
+      expect(reading.ok ? reading.number : null, raw).toBe(expected);
+    }
   });
 });

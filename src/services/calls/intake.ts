@@ -296,7 +296,6 @@ export class CallIntake {
     if (input.contactId) return namedContact(repos, userId, input.contactId, to);
     if (!to) throw new Error('dial without a number: assertContactInput lets none through');
     const details = input.callerDetails ?? {};
-    const now = this.deps.clock.now();
     // The contact is created or merged by the one rule batches use too (domain/contacts.ts).
     const [written] = await repos.contacts.merge(userId, [
       { ...contactChanges(details), id: newId('cnt'), phoneNumber: to },
