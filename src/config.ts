@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type BreakerPolicy, DEFAULT_BREAKER_POLICY } from './domain/breaker.js';
 import { SERVICE_RETRY_FIRST_MS, SERVICE_RETRY_MAX_MS } from './domain/failure.js';
+import { type CountryCode, isPhoneCountry } from './domain/phone.js';
 
 /**
  * The only reader of process.env. Every setting is parsed once at boot; a bad value stops the start
@@ -57,6 +58,11 @@ export interface Config {
   /** Client addresses that may read GET /metrics without the admin token. */
   metricsAllow: string[];
   estimatedMinutesPerCall: number;
+  /**
+   * OUTDIAL_DEFAULT_COUNTRY: the country (ISO 3166-1 alpha-2) numbers written without + are read in,
+   * for users without a defaultCountry of their own; US unless set (domain/phone.ts).
+   */
+  defaultCountry: CountryCode;
   maxConcurrentCalls: number;
   /**
    * OUTDIAL_MAX_AI_CALLS: most answered calls held by a conversation engine in one process; at it,
@@ -155,6 +161,19 @@ function readString(env: Env, name: string): string | undefined {
 }
 
 /** A comma-separated list; empty parts are dropped. */
+/** An ISO 3166-1 alpha-2 code (any case) whose numbering plan libphonenumber knows, upper-cased. */
+function readCountry(env: Env, name: string, fallback: CountryCode): CountryCode {
+  const raw = readString(env, name);
+  if (raw === undefined) return fallback;
+  const code = raw.toUpperCase();
+  if (!isPhoneCountry(code)) {
+    throw new ConfigError(
+      `${name} must be an ISO 3166-1 alpha-2 country code with a known numbering plan, such as US, GB or DE, got "${raw}"`,
+    );
+  }
+  return code;
+}
+
 function readList(env: Env, name: string): string[] {
   return (readString(env, name) ?? '')
     .split(',')
@@ -314,6 +333,7 @@ export function loadConfig(env: Env = process.env, terminal = process.stdout.isT
     webhookConcurrency: readInt(env, 'OUTDIAL_WEBHOOK_CONCURRENCY', 100, 1, 10_000),
     metricsAllow: readList(env, 'OUTDIAL_METRICS_ALLOW'),
     estimatedMinutesPerCall: readNumber(env, 'OUTDIAL_ESTIMATED_MINUTES_PER_CALL', 1, 0),
+    defaultCountry: readCountry(env, 'OUTDIAL_DEFAULT_COUNTRY', 'US'),
     maxConcurrentCalls: readInt(env, 'OUTDIAL_MAX_CONCURRENT_CALLS', 200, 1, 100_000),
     // 8: the `agent` bench on 2 cores kept engine share p95 ≤ 50 ms and barge-in stop p95 ≤ 300 ms
     // up to 8 AI calls at once, and missed the first at 12 (51 ms); docs/benchmarks.md.

@@ -10,7 +10,11 @@ const NAME_WIDTH = 24;
 const FILTERS = [
   ['status', 'status', 'only calls in this status (ONGOING, COMPLETED, NO_ANSWER, BUSY, FAILED, VOICEMAIL)'],
   ['batchId', 'batch-id', 'only the calls of this campaign'],
-  ['phoneNumber', 'phone-number', 'only the calls to this E.164 number'],
+  [
+    'phoneNumber',
+    'phone-number',
+    "only the calls to this number (E.164, or national in your account's defaultCountry)",
+  ],
   ['from', 'from', 'only calls created at or after this ISO 8601 instant'],
   ['to', 'to', 'only calls created before this ISO 8601 instant'],
   ['cursor', 'cursor', 'the page after this cursor (printed under a full page)'],

@@ -7,7 +7,7 @@ import { isFinalBatch } from '../domain/batch-lifecycle.js';
 import { type BatchThrottle, throttleText } from '../domain/throttle.js';
 import { AdminClient, AdminClientError } from './admin-client.js';
 import { registerCallList } from './calls.js';
-import { contactsFromCsv } from './csv.js';
+import { contactsFromCsv, csvCountry } from './csv.js';
 import { printResult } from './output.js';
 import { DEFAULT_COLUMNS, progressLine, summaryLines, type WatchFigures } from './watch.js';
 
@@ -74,7 +74,10 @@ export function registerCampaignCommands(program: Command): void {
     .option('--start <time>', 'scheduled start, ISO 8601 (read in --timezone when it has no offset)')
     .option('--timezone <tz>', 'IANA time zone, e.g. America/New_York')
     .option('--tag <tag>', 'a tag (repeat for more)', collect)
-    .option('--country <code>', 'country of numbers written without +code', 'US')
+    .option(
+      '--country <code>',
+      "country of numbers written without +code (default: your account's defaultCountry, as the API reads them)",
+    )
     .option(
       '--dry-run',
       "check the campaign with the server's preflight and print its report; nothing is created",
@@ -92,7 +95,7 @@ export function registerCampaignCommands(program: Command): void {
         start?: string;
         timezone?: string;
         tag?: string[];
-        country: string;
+        country?: string;
         dryRun?: boolean;
         json?: boolean;
       }) => {
@@ -102,7 +105,9 @@ export function registerCampaignCommands(program: Command): void {
         } catch (error) {
           throw new AdminClientError(`cannot read ${options.csv}: ${(error as Error).message}`);
         }
-        const { contacts, problems } = contactsFromCsv(text, options.country.toUpperCase());
+        const { client, key } = api();
+        const country = await csvCountry(options.country, () => client.get('/api/v1/account'));
+        const { contacts, problems } = contactsFromCsv(text, country);
         for (const problem of problems)
           process.stderr.write(`${options.csv}:${problem.line}: ${problem.message} (not sent)\n`);
         if (contacts.length === 0)
@@ -120,7 +125,6 @@ export function registerCampaignCommands(program: Command): void {
             ...(options.tag ? { tags: options.tag } : {}),
           },
         };
-        const { client, key } = api();
         // --json prints the server's reply with the CSV rows that were not sent beside it, so a
         // script reading stdout learns all that the human lines (and stderr) say.
         const withRowsNotSent = (reply: Record<string, unknown>) => ({ ...reply, csvRowsNotSent: problems });
@@ -257,7 +261,7 @@ export function registerCampaignCommands(program: Command): void {
     .command('dial')
     .description('start one call now')
     .requiredOption('--agent <id>', 'the agent')
-    .requiredOption('--to <number>', 'E.164 phone number')
+    .requiredOption('--to <number>', "phone number: E.164, or national in your account's defaultCountry")
     .option('--name <name>', "the contact's name")
     .addOption(json())
     .action(async (options: { agent: string; to: string; name?: string; json?: boolean }) => {

@@ -1,4 +1,5 @@
-import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
+import { type CountryCode, isPhoneCountry, normalizePhone } from '../domain/phone.js';
+import { AdminClientError } from './admin-client.js';
 
 export interface CsvRecord {
   /** The line the record starts on, counting the header as line 1. */
@@ -68,13 +69,37 @@ export const PHONE_HEADERS = ['phonenumber', 'phone', 'phone_number', 'number', 
 const KNOWN = new Set(['name', 'email', 'company']);
 
 /**
+ * The country a CSV's numbers without + are read in: `--country` when given (refused unless an
+ * ISO 3166-1 alpha-2 code we know), else the account's (GET /api/v1/account: the user's
+ * defaultCountry, else the server's OUTDIAL_DEFAULT_COUNTRY), so the CLI reads numbers as the API
+ * would.
+ */
+export async function csvCountry(
+  option: string | undefined,
+  account: () => Promise<Record<string, unknown>>,
+): Promise<CountryCode> {
+  if (option !== undefined) {
+    const code = option.trim().toUpperCase();
+    if (!isPhoneCountry(code)) {
+      throw new AdminClientError(
+        `--country must be an ISO 3166-1 alpha-2 country code such as US, GB or DE, got "${option}"`,
+      );
+    }
+    return code;
+  }
+  const own = (await account()).defaultCountry;
+  if (typeof own === 'string' && isPhoneCountry(own)) return own;
+  throw new AdminClientError('the server did not say its default country: pass --country');
+}
+
+/**
  * Contacts from a CSV with a header row: phoneNumber (or phone), name, email, company; any other
- * column goes into metadata. Numbers are normalised to E.164 (`country` for numbers written without
- * a country code). Rows that cannot be used are returned as problems with their line numbers.
+ * column goes into metadata. Numbers are read by the one phone-number rule (domain/phone.ts), in
+ * `country` when written without a country code. Rows that cannot be used are returned as problems with their line numbers.
  */
 export function contactsFromCsv(
   text: string,
-  country: string,
+  country: CountryCode,
 ): { contacts: CsvContact[]; problems: CsvProblem[] } {
   const [header, ...rows] = parseCsv(text);
   if (!header) return { contacts: [], problems: [{ line: 1, message: 'the file is empty' }] };
@@ -99,13 +124,12 @@ export function contactsFromCsv(
       });
       continue;
     }
-    const raw = row.cells[phoneColumn]?.trim() ?? '';
-    const parsed = raw ? parsePhoneNumberFromString(raw, country as CountryCode) : undefined;
-    if (!parsed?.isPossible()) {
-      problems.push({ line: row.line, message: `"${raw}" is not a phone number` });
+    const reading = normalizePhone(row.cells[phoneColumn] ?? '', country);
+    if (!reading.ok) {
+      problems.push({ line: row.line, message: reading.reason });
       continue;
     }
-    const contact: CsvContact = { phoneNumber: parsed.number };
+    const contact: CsvContact = { phoneNumber: reading.number };
     const metadata: Record<string, string> = {};
     names.forEach((name, index) => {
       if (index === phoneColumn) return;

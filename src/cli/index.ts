@@ -103,6 +103,10 @@ users
   .option('--email <email>', 'email address')
   .option('--minutes <n>', 'call minutes to start with', integer)
   .option('--max-concurrent-calls <n>', 'most calls in progress at once (default 200)', integer)
+  .option(
+    '--default-country <code>',
+    "country (ISO 3166-1 alpha-2) of the user's numbers written without +code (default: OUTDIAL_DEFAULT_COUNTRY)",
+  )
   .addOption(jsonOption())
   .action(
     async (options: {
@@ -110,6 +114,7 @@ users
       email?: string;
       minutes?: number;
       maxConcurrentCalls?: number;
+      defaultCountry?: string;
       json?: boolean;
     }) => {
       const { json, ...body } = options;
@@ -145,13 +150,29 @@ users
   .option('--name <name>', 'display name')
   .option('--email <email>', 'email address')
   .option('--max-concurrent-calls <n>', 'most calls in progress at once', integer)
+  .option(
+    '--default-country <code>',
+    "country (ISO 3166-1 alpha-2) of the user's numbers written without +code; 'none': OUTDIAL_DEFAULT_COUNTRY",
+  )
   .addOption(jsonOption())
   .action(
     async (
       userId: string,
-      options: { name?: string; email?: string; maxConcurrentCalls?: number; json?: boolean },
+      options: {
+        name?: string;
+        email?: string;
+        maxConcurrentCalls?: number;
+        defaultCountry?: string;
+        json?: boolean;
+      },
     ) => {
-      const { json, ...body } = options;
+      const { json, defaultCountry, ...rest } = options;
+      const body = {
+        ...rest,
+        ...(defaultCountry === undefined
+          ? {}
+          : { defaultCountry: defaultCountry.toLowerCase() === 'none' ? null : defaultCountry }),
+      };
       printResult(
         await client().patch(`/admin/v1/users/${encodeURIComponent(userId)}`, body),
         json,

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
+import { type CountryCode, normalizePhone } from '../domain/phone.js';
 import { AdminClient, AdminClientError } from './admin-client.js';
-import { type CsvProblem, PHONE_HEADERS, parseCsv } from './csv.js';
+import { type CsvProblem, csvCountry, PHONE_HEADERS, parseCsv } from './csv.js';
 import { printResult } from './output.js';
 
 /** Requests in flight during an import: enough to add 10,000 numbers in seconds, few enough for one API process. */
@@ -21,7 +21,7 @@ export interface SuppressionLine {
  */
 export function suppressionsFromCsv(
   text: string,
-  country: string,
+  country: CountryCode,
 ): { entries: SuppressionLine[]; problems: CsvProblem[] } {
   const [header, ...rows] = parseCsv(text);
   if (!header) return { entries: [], problems: [{ line: 1, message: 'the file is empty' }] };
@@ -39,10 +39,9 @@ export function suppressionsFromCsv(
   const entries: SuppressionLine[] = [];
   const problems: CsvProblem[] = [];
   for (const row of rows) {
-    const raw = row.cells[phoneColumn]?.trim() ?? '';
-    const parsed = raw ? parsePhoneNumberFromString(raw, country as CountryCode) : undefined;
-    if (!parsed?.isPossible()) {
-      problems.push({ line: row.line, message: `"${raw}" is not a phone number` });
+    const reading = normalizePhone(row.cells[phoneColumn] ?? '', country);
+    if (!reading.ok) {
+      problems.push({ line: row.line, message: reading.reason });
       continue;
     }
     const reason = reasonColumn >= 0 ? (row.cells[reasonColumn]?.trim() ?? '') : '';
@@ -50,7 +49,7 @@ export function suppressionsFromCsv(
       problems.push({ line: row.line, message: 'the reason is longer than 500 characters' });
       continue;
     }
-    entries.push({ line: row.line, phoneNumber: parsed.number, ...(reason ? { reason } : {}) });
+    entries.push({ line: row.line, phoneNumber: reading.number, ...(reason ? { reason } : {}) });
   }
   return { entries, problems };
 }
@@ -76,16 +75,20 @@ export function registerSuppressionCommands(program: Command): void {
   suppressions
     .command('import <file>')
     .description('add the numbers of a CSV file (header row: phoneNumber, optional reason)')
-    .option('--country <code>', 'country of numbers written without +code', 'US')
-    .action(async (file: string, options: { country: string }) => {
+    .option(
+      '--country <code>',
+      "country of numbers written without +code (default: your account's defaultCountry, as the API reads them)",
+    )
+    .action(async (file: string, options: { country?: string }) => {
       let text: string;
       try {
         text = fs.readFileSync(file, 'utf8');
       } catch (error) {
         throw new AdminClientError(`cannot read ${file}: ${(error as Error).message}`);
       }
-      const { entries, problems } = suppressionsFromCsv(text, options.country.toUpperCase());
       const client = api();
+      const country = await csvCountry(options.country, () => client.get('/api/v1/account'));
+      const { entries, problems } = suppressionsFromCsv(text, country);
       let added = 0;
       let already = 0;
       let next = 0;
@@ -147,7 +150,9 @@ export function registerSuppressionCommands(program: Command): void {
 
   suppressions
     .command('add <phoneNumber>')
-    .description('add one number (E.164)')
+    .description(
+      "add one number: E.164, or national in your account's defaultCountry (the server reads it, as for import)",
+    )
     .option('--reason <text>', 'why')
     .addOption(json())
     .action(async (phoneNumber: string, options: { reason?: string; json?: boolean }) => {
@@ -164,7 +169,7 @@ export function registerSuppressionCommands(program: Command): void {
 
   suppressions
     .command('remove <phoneNumber>')
-    .description('remove one number (E.164): it may be called again')
+    .description('remove one number (read as add reads it): it may be called again')
     .action(async (phoneNumber: string) => {
       await api().exchange('DELETE', path(phoneNumber));
       process.stdout.write(`Removed ${phoneNumber} from the suppression list\n`);

@@ -5,7 +5,7 @@
  */
 import { Ajv } from 'ajv';
 import { UNKNOWN_CONTACT_NAME } from './contacts.js';
-import { normalizeE164 } from './phone.js';
+import { strictPhone } from './phone.js';
 
 /**
  * Why a call ended (the persistent view's `endedReason`): an answered call always has one; a call
@@ -327,7 +327,7 @@ export const SIP_URI = /^sips?:[^\s@<>"]+@[A-Za-z0-9.-]+(:\d{1,5})?(;[^\s<>"]*)?
 export function transferTarget(raw: string): string | null {
   const to = raw.trim();
   if (SIP_URI.test(to)) return to;
-  return normalizeE164(to);
+  return strictPhone(to);
 }
 
 /**

@@ -159,10 +159,15 @@ interface AjvIssue {
  */
 export function fieldErrorsOf(issues: AjvIssue[]): Record<string, string[]> {
   const out = new Map<string, string[]>();
+  const allowed = allowedValuesByPath(issues);
   for (const issue of issues) {
     let field = issue.instancePath.replace(/^\//, '').replaceAll('/', '.');
     let message = issue.message ?? 'is invalid';
-    if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
+    const values = allowed.get(issue.instancePath);
+    if (values && (issue.keyword === 'enum' || issue.keyword === 'const' || issue.keyword === 'anyOf')) {
+      // A value outside an enum, a literal or a union of literals: the allowed values, named.
+      message = `must be one of: ${values.join(', ')}`;
+    } else if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
       field = field ? `${field}.${issue.params.missingProperty}` : issue.params.missingProperty;
       message = 'is required';
     } else if (
@@ -180,6 +185,28 @@ export function fieldErrorsOf(issues: AjvIssue[]): Record<string, string[]> {
     out.set(key, list);
   }
   return Object.fromEntries(out);
+}
+
+/**
+ * The values allowed at each path that an `enum`, a `const` or a union of `const`s (TypeBox's
+ * Literal and Union of Literals) refused, in the schema's order.
+ */
+function allowedValuesByPath(issues: AjvIssue[]): Map<string, string[]> {
+  const allowed = new Map<string, string[]>();
+  const add = (path: string, value: unknown) => {
+    const list = allowed.get(path) ?? [];
+    const shown = typeof value === 'string' ? value : JSON.stringify(value);
+    if (!list.includes(shown)) list.push(shown);
+    allowed.set(path, list);
+  };
+  for (const issue of issues) {
+    if (issue.keyword === 'enum' && Array.isArray(issue.params.allowedValues)) {
+      for (const value of issue.params.allowedValues) add(issue.instancePath, value);
+    } else if (issue.keyword === 'const') {
+      add(issue.instancePath, issue.params.allowedValue);
+    }
+  }
+  return allowed;
 }
 
 /** Everything thrown in a handler lands here; nothing but AppError and Fastify's own errors reaches a client as itself. */

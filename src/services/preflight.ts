@@ -5,6 +5,7 @@ import { contactZone, isContactZone, nextCallableAt } from '../domain/calling-wi
 import { consentError, hasConsent } from '../domain/consent.js';
 import { type BatchContactInput, distinctContacts } from '../domain/contacts.js';
 import { AppError, type ErrorCode } from '../domain/errors.js';
+import { type CountryCode, normalizePhone } from '../domain/phone.js';
 import {
   type BatchCreateInput,
   type BatchOptionsInput,
@@ -12,6 +13,7 @@ import {
   readCallingWindow,
 } from './batches.js';
 import type { Deps } from './deps.js';
+import { defaultCountryOf, markPhoneRead } from './phone-numbers.js';
 import { suppressedAmong } from './suppressions.js';
 
 /**
@@ -93,15 +95,17 @@ export class BatchPreflight {
 
     const valid: BatchContactInput[] = [];
     const invalid: InvalidContact[] = [];
-    const rules = new ContactRules(now);
+    const rules = new ContactRules(now, await defaultCountryOf(this.deps, userId));
     for (let start = 0; start < input.contacts.length; start += PREFLIGHT_CHUNK) {
       if (start > 0) await nextTurn();
       const end = Math.min(start + PREFLIGHT_CHUNK, input.contacts.length);
       for (let index = start; index < end; index++) {
         const contact = input.contacts[index];
-        const problems = checkSchema(contact) ?? rules.problems(contact as BatchContactInput);
-        if (problems.length === 0) {
-          valid.push(contact as BatchContactInput);
+        const schemaProblems = checkSchema(contact);
+        const judged = schemaProblems ? null : rules.judge(contact as BatchContactInput);
+        const problems = schemaProblems ?? judged?.problems ?? [];
+        if (judged && problems.length === 0) {
+          valid.push(judged.contact);
           continue;
         }
         const reason = problems
@@ -180,9 +184,26 @@ export class BatchPreflight {
  */
 class ContactRules {
   private readonly zones = new Map<string, boolean>();
-  constructor(private readonly now: Date) {}
+  constructor(
+    private readonly now: Date,
+    private readonly country: CountryCode,
+  ) {}
 
-  problems(contact: BatchContactInput): ContactProblem[] {
+  /**
+   * What is wrong with the contact, and the contact with its number in E.164 (the one
+   * phone-number rule, domain/phone.ts) when nothing is.
+   */
+  judge(contact: BatchContactInput): { problems: ContactProblem[]; contact: BatchContactInput } {
+    const problems = this.problems(contact);
+    const reading = normalizePhone(contact.phoneNumber, this.country);
+    if (!reading.ok) problems.push({ field: 'phoneNumber', message: reading.reason });
+    if (!reading.ok) return { problems, contact };
+    const read =
+      reading.number === contact.phoneNumber ? contact : { ...contact, phoneNumber: reading.number };
+    return { problems, contact: markPhoneRead(read) };
+  }
+
+  private problems(contact: BatchContactInput): ContactProblem[] {
     const found: ContactProblem[] = [];
     if (contact.consent) {
       const problem = consentError(contact.consent, this.now);

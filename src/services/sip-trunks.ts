@@ -1,6 +1,6 @@
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { normalizeE164 } from '../domain/phone.js';
+import { strictPhone } from '../domain/phone.js';
 import type { SipTrunk, TrunkDirectory } from '../ports.js';
 import type { SipTrunkRow } from '../store/sip-trunks.js';
 import type { Deps } from './deps.js';
@@ -138,7 +138,7 @@ function check(input: SipTrunkInput): { fromNumber?: string } {
     throw invalid('host', 'must be a host name or an IP address, without scheme or port');
   }
   if (input.fromNumber === undefined) return {};
-  const fromNumber = normalizeE164(input.fromNumber);
+  const fromNumber = strictPhone(input.fromNumber);
   if (!fromNumber) throw invalid('fromNumber', 'must be an E.164 phone number such as +14155550100');
   return { fromNumber };
 }

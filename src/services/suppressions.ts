@@ -1,8 +1,8 @@
 import { AppError } from '../domain/errors.js';
-import { E164_MESSAGE, normalizeE164 } from '../domain/phone.js';
 import type { Repos } from '../store/index.js';
 import type { SuppressionRow } from '../store/suppressions.js';
 import type { Deps } from './deps.js';
+import { defaultCountryOf, phoneOrRefuse } from './phone-numbers.js';
 
 /** The reason an opt-out heard on a call is stored with (issue 15). */
 export const OPT_OUT_REASON = 'opt-out';
@@ -23,22 +23,6 @@ function view(row: SuppressionRow): Suppression {
     sourceCallId: row.source_call_id,
     createdAt: row.created_at.toISOString(),
   };
-}
-
-/**
- * The number as stored (E.164), or a 400 naming `field`: INVALID_REQUEST for a body field, the
- * spec's plain Bad Request (INVALID_PARAMETER) for a path parameter.
- */
-export function suppressionNumber(
-  raw: string,
-  field = 'phoneNumber',
-  code: 'INVALID_REQUEST' | 'INVALID_PARAMETER' = 'INVALID_REQUEST',
-): string {
-  const number = normalizeE164(raw);
-  if (!number) {
-    throw new AppError(code, `${field} ${E164_MESSAGE}`, { fieldErrors: { [field]: [E164_MESSAGE] } });
-  }
-  return number;
 }
 
 /**
@@ -99,7 +83,7 @@ function decodeCursor(cursor: string): { micros: string; phoneNumber: string } {
 
 /** The per-user suppression list: `POST|GET /api/v1/suppressions`, `DELETE /api/v1/suppressions/{phoneNumber}`. */
 export class SuppressionService {
-  constructor(private readonly deps: Pick<Deps, 'store' | 'clock'>) {}
+  constructor(private readonly deps: Pick<Deps, 'store' | 'clock' | 'config'>) {}
 
   /**
    * Adds a number. `created` is false when it was already on the list: the stored record is
@@ -109,8 +93,9 @@ export class SuppressionService {
     userId: string,
     input: { phoneNumber: string; reason?: string | undefined },
   ): Promise<{ created: boolean; suppression: Suppression }> {
-    const phoneNumber = suppressionNumber(input.phoneNumber);
     const { store, clock } = this.deps;
+    const country = await defaultCountryOf(this.deps, userId);
+    const phoneNumber = phoneOrRefuse(input.phoneNumber, country, 'phoneNumber');
     const inserted = await store.suppressions.addIfAbsent({
       userId,
       phoneNumber,
@@ -141,13 +126,16 @@ export class SuppressionService {
 
   /** The number's record on the user's list (looked up as `add` would store it), or null. */
   async find(userId: string, rawNumber: string): Promise<Suppression | null> {
-    const row = await this.deps.store.suppressions.get(userId, suppressionNumber(rawNumber));
+    const country = await defaultCountryOf(this.deps, userId);
+    const phoneNumber = phoneOrRefuse(rawNumber, country, 'phoneNumber');
+    const row = await this.deps.store.suppressions.get(userId, phoneNumber);
     return row ? view(row) : null;
   }
 
   /** Removes a number; 404 when it is not on the user's list. */
   async remove(userId: string, rawNumber: string): Promise<void> {
-    const phoneNumber = suppressionNumber(rawNumber, 'phoneNumber', 'INVALID_PARAMETER');
+    const country = await defaultCountryOf(this.deps, userId);
+    const phoneNumber = phoneOrRefuse(rawNumber, country, 'phoneNumber', 'INVALID_PARAMETER');
     if (!(await this.deps.store.suppressions.remove(userId, phoneNumber))) throw new AppError('NOT_FOUND');
   }
 }

@@ -5,6 +5,7 @@ import { newId } from '../domain/ids.js';
 import type { StoredWebhookSecrets, UserRow } from '../store/users.js';
 import { callLoad } from './call-load.js';
 import type { Deps } from './deps.js';
+import { effectiveCountry, userCountry } from './phone-numbers.js';
 import type { Sealer } from './sealing.js';
 
 /** GET /api/v1/account: what a user may still spend and run, and what runs now. */
@@ -16,6 +17,8 @@ export interface AccountView {
   maxConcurrentCalls: number;
   /** Calls in progress (single and batch), the figure the concurrency limit is checked against. */
   activeCalls: number;
+  /** The country numbers without + are read in: the user's own, else OUTDIAL_DEFAULT_COUNTRY. */
+  defaultCountry: string;
 }
 
 export interface UserView {
@@ -25,6 +28,8 @@ export interface UserView {
   availableMinutes: number;
   /** Most calls (single and batch) the user may have in progress at once. */
   maxConcurrentCalls: number;
+  /** The country this user's numbers without + are read in; null: the server's OUTDIAL_DEFAULT_COUNTRY. */
+  defaultCountry: string | null;
 }
 
 /** The days the account's usage chart covers. */
@@ -59,16 +64,19 @@ export function openWebhookSecrets(
 }
 
 export class UserService {
-  constructor(private readonly deps: Pick<Deps, 'store' | 'clock' | 'sealer'>) {}
+  constructor(private readonly deps: Pick<Deps, 'store' | 'clock' | 'sealer' | 'config'>) {}
 
   async create(input: {
     name: string;
     email?: string;
     minutes?: number;
     maxConcurrentCalls?: number;
+    defaultCountry?: string | null;
   }): Promise<UserView> {
+    const defaultCountry = userCountry(input.defaultCountry ?? null);
     const row = await this.deps.store.users.insert({
       id: newId('usr'),
+      default_country: defaultCountry,
       max_concurrent_calls: input.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS,
       name: input.name,
       email: input.email ?? null,
@@ -107,14 +115,18 @@ export class UserService {
    * rule), read in one statement without a lock: a view, not a decision.
    */
   async account(userId: string): Promise<AccountView> {
-    const load = await callLoad(this.deps.store, userId, { lock: false });
-    if (!load) throw new AppError('NOT_FOUND', 'User not found');
+    const [load, user] = await Promise.all([
+      callLoad(this.deps.store, userId, { lock: false }),
+      this.deps.store.users.get(userId),
+    ]);
+    if (!load || !user) throw new AppError('NOT_FOUND', 'User not found');
     return {
       userId,
       availableMinutes: load.availableMinutes,
       reservedMinutes: dialAllowance(load).reservedMinutes,
       maxConcurrentCalls: load.maxConcurrentCalls,
       activeCalls: load.callsInProgress,
+      defaultCountry: effectiveCountry(user.default_country, this.deps.config.defaultCountry),
     };
   }
 
@@ -137,7 +149,12 @@ export class UserService {
   /** Changes the fields given; the others keep their values. */
   async update(
     userId: string,
-    input: { name?: string; email?: string | null; maxConcurrentCalls?: number },
+    input: {
+      name?: string;
+      email?: string | null;
+      maxConcurrentCalls?: number;
+      defaultCountry?: string | null;
+    },
   ): Promise<UserView> {
     const row = await this.deps.store.users.update(
       userId,
@@ -145,6 +162,7 @@ export class UserService {
         ...(input.name === undefined ? {} : { name: input.name }),
         ...(input.email === undefined ? {} : { email: input.email }),
         ...(input.maxConcurrentCalls === undefined ? {} : { max_concurrent_calls: input.maxConcurrentCalls }),
+        ...(input.defaultCountry === undefined ? {} : { default_country: userCountry(input.defaultCountry) }),
       },
       this.deps.clock.now(),
     );
@@ -190,5 +208,6 @@ function toView(row: UserRow): UserView {
     email: row.email,
     availableMinutes: row.available_minutes,
     maxConcurrentCalls: row.max_concurrent_calls,
+    defaultCountry: row.default_country,
   };
 }

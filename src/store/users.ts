@@ -5,6 +5,8 @@ export interface UserRow {
   email: string | null;
   available_minutes: number;
   max_concurrent_calls: number;
+  /** ISO 3166-1 alpha-2: the country this user's numbers without + are read in; null: the server's. */
+  default_country: string | null;
   webhook_secret: string;
   previous_webhook_secret: string | null;
   webhook_secret_rotated_at: Date | null;
@@ -25,6 +27,8 @@ export interface NewUser {
   available_minutes: number;
   /** Unset: the column's default. */
   max_concurrent_calls?: number;
+  /** Unset: null (the server's OUTDIAL_DEFAULT_COUNTRY). */
+  default_country?: string | null;
   webhook_secret: string;
 }
 
@@ -40,7 +44,12 @@ export interface UsersRepo {
   /** Sets the fields given and updated_at; undefined when there is no such user. */
   update(
     userId: string,
-    fields: { name?: string; email?: string | null; max_concurrent_calls?: number },
+    fields: {
+      name?: string;
+      email?: string | null;
+      max_concurrent_calls?: number;
+      default_country?: string | null;
+    },
     now: Date,
   ): Promise<UserRow | undefined>;
   /** Adds minutes (or takes them back) in one atomic update: the new balance, or undefined. */

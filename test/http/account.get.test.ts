@@ -25,6 +25,7 @@ describe('GET /api/v1/account', () => {
       reservedMinutes: 0,
       maxConcurrentCalls: 200,
       activeCalls: 0,
+      defaultCountry: 'US',
     });
   });
 
@@ -46,6 +47,7 @@ describe('GET /api/v1/account', () => {
       reservedMinutes: 1,
       maxConcurrentCalls: 200,
       activeCalls: 1,
+      defaultCountry: 'US',
     });
   });
 
@@ -58,6 +60,7 @@ describe('GET /api/v1/account', () => {
       reservedMinutes: 0,
       maxConcurrentCalls: 3,
       activeCalls: 0,
+      defaultCountry: 'US',
     });
   });
 
@@ -106,6 +109,7 @@ describe('GET /api/v1/account', () => {
       'reservedMinutes',
       'maxConcurrentCalls',
       'activeCalls',
+      'defaultCountry',
     ]);
   });
 });

@@ -22,6 +22,7 @@ describe('admin users: happy path', () => {
       email: 'ops@acme.test',
       availableMinutes: 50,
       maxConcurrentCalls: 200,
+      defaultCountry: null,
     });
 
     expect((await t.admin('GET', `/admin/v1/users/${user.id}`)).json()).toEqual(user);
@@ -30,6 +31,25 @@ describe('admin users: happy path', () => {
     expect(added.json()).toEqual({ availableMinutes: 75 });
     const taken = await t.admin('POST', `/admin/v1/users/${user.id}/credits`, { minutes: -5 });
     expect(taken.json()).toEqual({ availableMinutes: 70 });
+  });
+
+  it("sets a user's defaultCountry (any case, stored upper case), changes and clears it, and refuses an unknown one", async () => {
+    const created = await t.admin('POST', '/admin/v1/users', { name: 'Londoner', defaultCountry: 'gb' });
+    expect(created.statusCode).toBe(201);
+    const user = created.json();
+    expect(user.defaultCountry).toBe('GB');
+    const patched = await t.admin('PATCH', `/admin/v1/users/${user.id}`, { defaultCountry: 'DE' });
+    expect(patched.json()).toEqual({ ...user, defaultCountry: 'DE' });
+    const cleared = await t.admin('PATCH', `/admin/v1/users/${user.id}`, { defaultCountry: null });
+    expect(cleared.json()).toEqual({ ...user, defaultCountry: null });
+    const refused = await t.admin('PATCH', `/admin/v1/users/${user.id}`, { defaultCountry: 'XX' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().details.fieldErrors).toEqual({
+      defaultCountry: [
+        'XX is not an ISO 3166-1 alpha-2 country code with a known numbering plan (e.g. US, GB, DE)',
+      ],
+    });
+    expect((await t.admin('GET', `/admin/v1/users/${user.id}`)).json().defaultCountry).toBeNull();
   });
 
   it('defaults email to null and minutes to 0', async () => {

@@ -7,6 +7,7 @@ interface ListedUser {
   email: string | null;
   availableMinutes: number;
   maxConcurrentCalls: number;
+  defaultCountry: string | null;
 }
 
 /** GET /admin/v1/users: every user, newest first, paged as the other lists (x-next-cursor, Link). */
@@ -42,6 +43,7 @@ describe('admin users list', () => {
       email: null,
       availableMinutes: 50,
       maxConcurrentCalls: 200,
+      defaultCountry: null,
     });
     expect(res.body).not.toContain('whsec_');
   });

@@ -124,6 +124,15 @@ describe('batch export', () => {
       key: alice.key,
     });
     expect(xlsx.statusCode).toBe(400);
+    const json = await t.request({
+      method: 'GET',
+      url: `/api/v1/batch/${batchId}/export?format=json`,
+      key: alice.key,
+    });
+    expect(json.statusCode).toBe(400);
+    expect(json.json().details.fieldErrors).toEqual({ format: ['must be one of: csv'] });
+    expect(json.json().message).toContain('format must be one of: csv');
+    expect(json.body).not.toContain('must be equal to constant');
     for (const key of [undefined, ADMIN_TOKEN]) {
       const res = await t.request({
         method: 'GET',

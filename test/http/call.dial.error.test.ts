@@ -30,11 +30,21 @@ describe('POST /api/v1/call/dial: errors', () => {
     });
   });
 
-  it('refuses a number that is not E.164', async () => {
-    for (const to of ['4155550123', '+1415', 'not a number', '+1 (415) 555-0123']) {
+  it('refuses a number that cannot be read with a sentence naming it', async () => {
+    const cases: Array<[string, string]> = [
+      ['555-0123', '555-0123 is not a valid number for US'],
+      ['+1415', '+1415 is not a possible phone number'],
+      ['not a number', 'not a number is not a phone number'],
+      ['+1000000000', '+1000000000 is not a possible phone number'],
+    ];
+    for (const [to, reason] of cases) {
       const res = await post({ to, agentConfigId: account.agentId });
       expect(res.statusCode, to).toBe(400);
-      expect(res.json().details.fieldErrors.to).toBeDefined();
+      expect(res.json(), to).toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: `to: ${reason}`,
+        details: { fieldErrors: { to: [reason] } },
+      });
     }
   });
 

@@ -19,7 +19,7 @@ describe('/api/v1/suppressions: errors', () => {
   it('refuses a body that is not a suppression with 400 naming the field, and stores nothing', async () => {
     const cases: Array<[unknown, string]> = [
       [{}, 'phoneNumber'],
-      [{ phoneNumber: '4155550123' }, 'phoneNumber'],
+      [{ phoneNumber: '555-0123' }, 'phoneNumber'],
       [{ phoneNumber: '+1000000000' }, 'phoneNumber'],
       [{ phoneNumber: 14155550123 }, 'phoneNumber'],
       [{ phoneNumber: '+14155550123', reason: '' }, 'reason'],

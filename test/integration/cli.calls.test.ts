@@ -80,8 +80,8 @@ describe(`calls list from the CLI and the client (${STORE})`, () => {
     expect(none.stdout).toBe('(no calls)\n');
     const bad = await runCli(['call', 'list', '--phone-number', '555'], env);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/^outdial: 400 Bad Request: phoneNumber must be an E\.164 phone number/);
-    expect(bad.stderr).toContain('  phoneNumber: must be an E.164');
+    expect(bad.stderr).toMatch(/^outdial: 400 Bad Request: phoneNumber: 555 is not a valid number for US/);
+    expect(bad.stderr).toContain('  phoneNumber: 555 is not a valid number for US');
   }, 90_000);
 
   it('the TypeScript client pages through the calls and reports a refused filter', async () => {

@@ -83,7 +83,7 @@ describe(`outdial batch and call commands (${STORE})`, () => {
     );
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toMatch(/accepted: 3 contacts sent, 2 rows skipped/);
-    expect(created.stderr).toContain(`${file}:4: "call me maybe" is not a phone number (not sent)`);
+    expect(created.stderr).toContain(`${file}:4: call me maybe is not a phone number (not sent)`);
     expect(created.stderr).toContain(`${file}:5: "nope" is not an email address (not sent)`);
     const batchId = created.stdout.match(/Batch (bat_\S+) accepted/)?.[1] ?? '';
 
@@ -343,9 +343,9 @@ describe(`outdial batch and call commands (${STORE})`, () => {
       availableMinutes: expect.any(Number),
       wouldBeAccepted: true,
       refusal: null,
-      csvRowsNotSent: [{ line: 3, message: '"x" is not a phone number' }],
+      csvRowsNotSent: [{ line: 3, message: 'x is not a phone number' }],
     });
-    expect(dryJson.stderr).toContain('dry3.csv:3: "x" is not a phone number (not sent)');
+    expect(dryJson.stderr).toContain('dry3.csv:3: x is not a phone number (not sent)');
     const refusedJson = await runCli(
       [
         'batch',

@@ -129,6 +129,7 @@ describe(`TypeScript client (${STORE})`, () => {
       reservedMinutes: expect.any(Number),
       maxConcurrentCalls: expect.any(Number),
       activeCalls: expect.any(Number),
+      defaultCountry: 'US',
     });
   });
 

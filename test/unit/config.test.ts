@@ -3,6 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 describe('loadConfig', () => {
+  it('reads OUTDIAL_DEFAULT_COUNTRY in any case, as an upper-case ISO 3166-1 alpha-2 code', () => {
+    expect(loadConfig({ OUTDIAL_DEFAULT_COUNTRY: 'gb' }).defaultCountry).toBe('GB');
+    expect(() => loadConfig({ OUTDIAL_DEFAULT_COUNTRY: 'Germany' })).toThrow(
+      'OUTDIAL_DEFAULT_COUNTRY must be an ISO 3166-1 alpha-2 country code with a known numbering plan, such as US, GB or DE, got "Germany"',
+    );
+  });
+
   it('has the documented defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
@@ -18,6 +25,7 @@ describe('loadConfig', () => {
       webhookRetryDelaysMs: [1000, 5000, 25000],
       estimatedMinutesPerCall: 1,
       sipBindAddress: '0.0.0.0',
+      defaultCountry: 'US',
       sipPublicAddress: undefined,
       sipPort: 5060,
       rtpPorts: [40000, 40999],
@@ -130,6 +138,8 @@ describe('loadConfig', () => {
     [{ OUTDIAL_MAX_AI_CALLS: 'many' }, 'OUTDIAL_MAX_AI_CALLS'],
     [{ OUTDIAL_MAX_EVENT_LOOP_LAG_MS: '5' }, 'OUTDIAL_MAX_EVENT_LOOP_LAG_MS'],
     [{ LOG_FORMAT: 'text' }, 'LOG_FORMAT'],
+    [{ OUTDIAL_DEFAULT_COUNTRY: 'USA' }, 'OUTDIAL_DEFAULT_COUNTRY'],
+    [{ OUTDIAL_DEFAULT_COUNTRY: 'XX' }, 'OUTDIAL_DEFAULT_COUNTRY'],
     [{ OUTDIAL_BREAKER_THRESHOLD: '0' }, 'OUTDIAL_BREAKER_THRESHOLD'],
     [{ OUTDIAL_BREAKER_THRESHOLD: 'three' }, 'OUTDIAL_BREAKER_THRESHOLD'],
     [{ OUTDIAL_BREAKER_WINDOW_MS: '10' }, 'OUTDIAL_BREAKER_WINDOW_MS'],

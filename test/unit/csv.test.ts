@@ -39,7 +39,7 @@ describe('CSV for campaigns', () => {
       },
     ]);
     expect(problems).toEqual([
-      { line: 4, message: '"12345" is not a phone number' },
+      { line: 4, message: '12345 is not a valid number for US' },
       { line: 5, message: '"not-an-email" is not an email address' },
       { line: 6, message: 'has 2 cells, the header has 6' },
     ]);

@@ -114,4 +114,42 @@ describe('error bodies', () => {
     // An own key, so the answer's JSON carries it too.
     expect(JSON.stringify(out)).toContain('"__proto__":["is not a recognised field"]');
   });
+
+  it('names the allowed values of an enum, a literal and a union of literals', () => {
+    expect(
+      fieldErrorsOf([
+        {
+          instancePath: '/status',
+          keyword: 'enum',
+          params: { allowedValues: ['ONGOING', 'COMPLETED'] },
+          message: 'must be equal to one of the allowed values',
+        },
+        {
+          instancePath: '/format',
+          keyword: 'const',
+          params: { allowedValue: 'csv' },
+          message: 'must be equal to constant',
+        },
+        {
+          instancePath: '/kind',
+          keyword: 'const',
+          params: { allowedValue: 'a' },
+          message: 'must be equal to constant',
+        },
+        {
+          instancePath: '/kind',
+          keyword: 'const',
+          params: { allowedValue: 'b' },
+          message: 'must be equal to constant',
+        },
+        { instancePath: '/kind', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
+        { instancePath: '/size', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
+      ]),
+    ).toEqual({
+      status: ['must be one of: ONGOING, COMPLETED'],
+      format: ['must be one of: csv'],
+      kind: ['must be one of: a, b'],
+      size: ['must match a schema in anyOf'],
+    });
+  });
 });

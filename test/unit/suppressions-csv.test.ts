@@ -16,7 +16,7 @@ describe('suppressionsFromCsv', () => {
         { line: 3, phoneNumber: '+442071838750' },
         { line: 5, phoneNumber: '+14155550102' },
       ],
-      problems: [{ line: 4, message: '"nope" is not a phone number' }],
+      problems: [{ line: 4, message: 'nope is not a phone number' }],
     });
   });
 

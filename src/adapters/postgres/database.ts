@@ -27,6 +27,8 @@ export interface UsersTable {
   email: string | null;
   available_minutes: Generated<number>;
   max_concurrent_calls: Generated<number>;
+  /** ISO 3166-1 alpha-2: the country numbers without + are read in; null: OUTDIAL_DEFAULT_COUNTRY. */
+  default_country: Generated<string | null>;
   webhook_secret: string;
   previous_webhook_secret: string | null;
   webhook_secret_rotated_at: NullableTimestamp;

@@ -6,7 +6,6 @@ import { consentError } from '../../domain/consent.js';
 import { contactChanges } from '../../domain/contacts.js';
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { E164_MESSAGE, normalizeE164 } from '../../domain/phone.js';
 import { type CallEvent, singleCallWantsProgress } from '../../domain/webhooks.js';
 import type { DialRequest, LoadGauge } from '../../ports.js';
 import type { Repos } from '../../store/index.js';
@@ -14,6 +13,7 @@ import type { Breakers } from '../breakers.js';
 import { callLoad } from '../call-load.js';
 import type { Deps } from '../deps.js';
 import type { DomainEventBus } from '../events.js';
+import { defaultCountryOf, phoneOrRefuse } from '../phone-numbers.js';
 import { isSuppressed } from '../suppressions.js';
 import { assertWebhookUrls } from '../webhooks.js';
 import type { CallLifecycle } from './lifecycle.js';
@@ -101,6 +101,12 @@ export class CallIntake {
     onCommit?: (repos: Repos, result: DialResult) => Promise<void>,
   ): Promise<DialResult> {
     const { store } = this.deps;
+    // Input before limits (issue 25 §8): a bad number or contact is a 400 even for a user at their
+    // cap or with a breaker open, and takes no AI place.
+    const to = await this.dialNumber(userId, input);
+    assertContactInput(input, to, this.deps.clock.now());
+    // Read again under the lock below; read here so a wrong contactId is a 404 before any limit.
+    if (input.contactId) await namedContact(store, userId, input.contactId, to);
     assertWebhookUrls({ statusCallBackUrl: input.statusCallBackUrl }, this.deps.config.webhookAllowPrivate);
     const agent = await this.activeAgent(userId, input.agentConfigId);
     const dialAgent = agentForDial(agent);
@@ -120,7 +126,7 @@ export class CallIntake {
         // Credit and concurrency are decided under the user's row lock, in the transaction that
         // records the dial intent, so two dials in any processes never both take the last place.
         assertMayDial(await callLoad(repos, userId, { lock: true }));
-        const resolved = await this.resolveContact(repos, userId, input);
+        const resolved = await this.resolveContact(repos, userId, input, to);
         // A number on the user's suppression list is never dialed; throwing here rolls back the
         // contact upsert too, so the refusal stores nothing and charges nothing.
         if (await isSuppressed(repos, userId, resolved.phone_number)) {
@@ -279,35 +285,17 @@ export class CallIntake {
     return agent;
   }
 
-  private async resolveContact(repos: Repos, userId: string, input: DialInput) {
-    const to = input.to === undefined ? undefined : normalizeE164(input.to);
-    if (input.to !== undefined && !to) {
-      throw new AppError('INVALID_REQUEST', `to ${E164_MESSAGE}`, { fieldErrors: { to: [E164_MESSAGE] } });
-    }
-    if (input.contactId) {
-      const contact = await repos.contacts.getForUser(userId, input.contactId);
-      if (!contact) throw new AppError('NOT_FOUND', 'Contact not found');
-      if (to && to !== contact.phone_number) {
-        throw new AppError('INVALID_REQUEST', "to does not match the contact's phone number", {
-          fieldErrors: { to: [`does not match the phone number of contact ${contact.id}`] },
-        });
-      }
-      return contact;
-    }
-    if (!to) {
-      throw new AppError('INVALID_REQUEST', 'to is required when contactId is not given', {
-        fieldErrors: { to: ['is required when contactId is not given'] },
-      });
-    }
+  /** `to` in E.164, read in the user's default country; undefined when not given, a 400 when bad. */
+  private async dialNumber(userId: string, input: DialInput): Promise<string | undefined> {
+    if (input.to === undefined) return undefined;
+    return phoneOrRefuse(input.to, await defaultCountryOf(this.deps, userId), 'to');
+  }
+
+  /** The contact dialed: the one named by contactId, or the one of `to` (normalised), created or merged. */
+  private async resolveContact(repos: Repos, userId: string, input: DialInput, to: string | undefined) {
+    if (input.contactId) return namedContact(repos, userId, input.contactId, to);
+    if (!to) throw new Error('dial without a number: assertContactInput lets none through');
     const details = input.callerDetails ?? {};
-    const now = this.deps.clock.now();
-    const consentProblem = details.consent ? consentError(details.consent, now) : null;
-    if (consentProblem) {
-      const field = `callerDetails.consent.${consentProblem.field}`;
-      throw new AppError('INVALID_REQUEST', `${field} ${consentProblem.message}`, {
-        fieldErrors: { [field]: [consentProblem.message] },
-      });
-    }
     // The contact is created or merged by the one rule batches use too (domain/contacts.ts).
     const [written] = await repos.contacts.merge(userId, [
       { ...contactChanges(details), id: newId('cnt'), phoneNumber: to },
@@ -315,6 +303,39 @@ export class CallIntake {
     const contact = written && (await repos.contacts.getForUser(userId, written.id));
     if (!contact) throw new Error(`no contact row for ${to}`);
     return contact;
+  }
+}
+
+/** The contact `contactId` names, when it is the user's and `to` (if given) is its number. */
+async function namedContact(repos: Pick<Repos, 'contacts'>, userId: string, contactId: string, to?: string) {
+  const contact = await repos.contacts.getForUser(userId, contactId);
+  if (!contact) throw new AppError('NOT_FOUND', 'Contact not found');
+  if (to && to !== contact.phone_number) {
+    throw new AppError('INVALID_REQUEST', "to does not match the contact's phone number", {
+      fieldErrors: { to: [`does not match the phone number of contact ${contact.id}`] },
+    });
+  }
+  return contact;
+}
+
+/**
+ * What a dial's contact input must hold, checked before any limit: `to` when no contactId names the
+ * contact, and a consent record that is not from the future.
+ */
+function assertContactInput(input: DialInput, to: string | undefined, now: Date): void {
+  if (input.contactId) return;
+  if (!to) {
+    throw new AppError('INVALID_REQUEST', 'to is required when contactId is not given', {
+      fieldErrors: { to: ['is required when contactId is not given'] },
+    });
+  }
+  const consent = input.callerDetails?.consent;
+  const consentProblem = consent ? consentError(consent, now) : null;
+  if (consentProblem) {
+    const field = `callerDetails.consent.${consentProblem.field}`;
+    throw new AppError('INVALID_REQUEST', `${field} ${consentProblem.message}`, {
+      fieldErrors: { [field]: [consentProblem.message] },
+    });
   }
 }
 

@@ -3,11 +3,11 @@ import { metricSchemaFor, toMetricConfig } from '../../domain/analysis.js';
 import { type CallChannel, type CallStatus, isSuccess, type TranscriptEntry } from '../../domain/call.js';
 import { AppError } from '../../domain/errors.js';
 import type { FailureSource } from '../../domain/failure.js';
-import { E164_MESSAGE, normalizeE164 } from '../../domain/phone.js';
 import type { CallCompletedPayload } from '../../domain/webhooks.js';
 import type { LiveCallEntry, LiveCallStatus } from '../../ports.js';
 import type { Repos } from '../../store/index.js';
 import type { Deps } from '../deps.js';
+import { defaultCountryOf, phoneOrRefuse } from '../phone-numbers.js';
 import type { RecordingLinks } from '../recording-links.js';
 import type { LiveView } from './live-view.js';
 
@@ -36,7 +36,7 @@ export interface CallListItem {
 export interface CallListFilters {
   status?: CallStatus;
   batchId?: string;
-  /** E.164; other spellings are refused (400 naming `phoneNumber`). */
+  /** As given: read by the one phone-number rule in the user's default country (400 naming `phoneNumber`). */
   phoneNumber?: string;
   /** Calls created at or after this instant. */
   from?: Date;
@@ -84,7 +84,7 @@ const badParameter = (field: string, message: string) =>
  */
 export class CallReads {
   constructor(
-    private readonly deps: Pick<Deps, 'store' | 'cache' | 'logger'>,
+    private readonly deps: Pick<Deps, 'store' | 'cache' | 'logger' | 'config'>,
     private readonly live: LiveView,
     private readonly links: RecordingLinks,
   ) {}
@@ -95,8 +95,8 @@ export class CallReads {
   ): Promise<{ items: CallListItem[]; nextCursor: string | null }> {
     let phoneNumber: string | undefined;
     if (filters.phoneNumber !== undefined) {
-      phoneNumber = normalizeE164(filters.phoneNumber) ?? undefined;
-      if (!phoneNumber) throw badParameter('phoneNumber', E164_MESSAGE);
+      const country = await defaultCountryOf(this.deps, userId);
+      phoneNumber = phoneOrRefuse(filters.phoneNumber, country, 'phoneNumber', 'INVALID_PARAMETER');
     }
     if (filters.from && filters.to && filters.to.getTime() <= filters.from.getTime()) {
       throw badParameter('to', 'must be later than from');

@@ -59,7 +59,12 @@ export class PgUsersRepo implements UsersRepo {
 
   update(
     userId: string,
-    fields: { name?: string; email?: string | null; max_concurrent_calls?: number },
+    fields: {
+      name?: string;
+      email?: string | null;
+      max_concurrent_calls?: number;
+      default_country?: string | null;
+    },
     now: Date,
   ): Promise<UserRow | undefined> {
     return this.db

@@ -352,7 +352,10 @@ export class SipCall extends EventEmitter {
             ? this.unanswered()
             : { kind: 'no_answer', code: null, reason: 'given up before any answer' },
         );
-      if (why === 'ring-timeout') return gaveUp();
+      if (why === 'ring-timeout') {
+        gaveUp();
+        return;
+      }
       this.cancelOnProvisional = setTimeout(() => {
         this.cancelOnProvisional = null;
         if (this.state === 'calling') gaveUp();

@@ -11,7 +11,22 @@ const User = Type.Object({
   maxConcurrentCalls: Type.Integer({
     description: 'Most calls (single and batch together) the user may have in progress at once',
   }),
+  defaultCountry: Nullable(
+    Type.String({
+      description:
+        "The country (ISO 3166-1 alpha-2) this user's numbers written without + are read in; null: the server's OUTDIAL_DEFAULT_COUNTRY",
+    }),
+  ),
 });
+
+const DefaultCountry = Nullable(
+  Type.String({
+    minLength: 2,
+    maxLength: 2,
+    description:
+      "ISO 3166-1 alpha-2 country (e.g. US, GB, DE) in which the user's numbers written without + are read, by the API, the CLI and the CSV import; null clears it (the server's OUTDIAL_DEFAULT_COUNTRY then applies)",
+  }),
+);
 
 const MaxConcurrentCalls = Type.Integer({
   minimum: 1,
@@ -45,6 +60,7 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
             email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
             minutes: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000_000 })),
             maxConcurrentCalls: Type.Optional(MaxConcurrentCalls),
+            defaultCountry: Type.Optional(DefaultCountry),
           },
           { additionalProperties: false },
         ),
@@ -122,6 +138,7 @@ export function registerAdminUsers(app: App, services: Pick<AppServices, 'users'
             name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
             email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
             maxConcurrentCalls: Type.Optional(MaxConcurrentCalls),
+            defaultCountry: Type.Optional(DefaultCountry),
           },
           { additionalProperties: false, minProperties: 1 },
         ),

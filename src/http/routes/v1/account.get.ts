@@ -11,6 +11,10 @@ const Account = Type.Object({
   }),
   maxConcurrentCalls: Type.Integer({ description: 'Most calls (single and batch) in progress at once' }),
   activeCalls: Type.Integer({ description: 'Calls in progress now, single and batch' }),
+  defaultCountry: Type.String({
+    description:
+      "The country (ISO 3166-1 alpha-2) numbers written without + are read in: the account's own setting, else the server's OUTDIAL_DEFAULT_COUNTRY",
+  }),
 });
 
 export function registerAccountGet(app: App, services: Pick<AppServices, 'users'>): void {
@@ -22,7 +26,7 @@ export function registerAccountGet(app: App, services: Pick<AppServices, 'users'
         operationId: 'getAccount',
         summary: 'Read the account',
         description:
-          "The API key's user: minutes available and reserved, the concurrent-call limit and the calls up now.",
+          "The API key's user: minutes available and reserved, the concurrent-call limit, the calls up now and the default country of phone numbers.",
         querystring: Type.Object({}, { additionalProperties: false }),
         response: { 200: Account, ...errorResponses(401, 500) },
       },

@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { WEEKDAYS, type Weekday } from '../../../domain/batch.js';
 import { CONSENT_LIMITS } from '../../../domain/consent.js';
+import { PHONE_NUMBER_DESCRIPTION } from '../../../domain/phone.js';
 import type { BatchAccepted } from '../../../services/batches.js';
 import { requireAuth } from '../../auth.js';
 import {
@@ -67,10 +68,9 @@ export const ContactSchema = Type.Object(
   {
     id: Type.Optional(Id('An existing contact of yours')),
     phoneNumber: Type.String({
-      minLength: 10,
-      maxLength: 16,
-      pattern: '^\\+[1-9][0-9]{8,14}$',
-      description: 'E.164, at least 10 characters',
+      minLength: 1,
+      maxLength: 32,
+      description: `${PHONE_NUMBER_DESCRIPTION} A row that cannot be read refuses the request with its sentence, e.g. "contacts.12.phoneNumber: row 12: 555-0123 is not a valid number for US".`,
     }),
     name: Type.Optional(Type.String({ maxLength: 200, description: "Defaults to 'Unknown'" })),
     email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PHONE_NUMBER_DESCRIPTION } from '../../../domain/phone.js';
 import { CALL_EVENTS, type CallEvent, DEFAULT_CALL_EVENTS } from '../../../domain/webhooks.js';
 import type { DialResult } from '../../../services/calls/intake.js';
 import { requireAuth } from '../../auth.js';
@@ -19,7 +20,13 @@ const VARIABLE_NAME = '^[A-Za-z_][A-Za-z0-9_.-]{0,63}$';
 
 export const DialBody = Type.Object(
   {
-    to: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'E.164 number to dial' })),
+    to: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 32,
+        description: `The number to dial. ${PHONE_NUMBER_DESCRIPTION} A number that cannot be read is a 400 naming it ("to: 555-0123 is not a valid number for US"), checked before the credit and concurrency limits.`,
+      }),
+    ),
     agentConfigId: Id('Agent to use'),
     userId: Type.Optional(Id('User owning the agent; when given it must be the API key’s user')),
     contactId: Type.Optional(Id('An existing contact; its number is dialed when `to` is absent')),

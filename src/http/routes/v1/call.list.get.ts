@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { CallStatus } from '../../../domain/call.js';
+import { PHONE_NUMBER_DESCRIPTION } from '../../../domain/phone.js';
 import { requireAuth } from '../../auth.js';
 import { linkNextPage } from '../../paging.js';
 import type { App, AppServices } from '../../route-kit.js';
@@ -35,7 +36,11 @@ const CallListQuery = Type.Object(
     status: Type.Optional(CallStatusSchema),
     batchId: Type.Optional(Id('Only the calls of this batch')),
     phoneNumber: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 32, description: 'Only the calls to this E.164 number' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 32,
+        description: `Only the calls to this number. ${PHONE_NUMBER_DESCRIPTION}`,
+      }),
     ),
     from: Type.Optional(
       Type.String({ format: 'date-time', description: 'Only calls created at or after this instant' }),

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { PHONE_NUMBER_DESCRIPTION } from '../../../domain/phone.js';
 import { requireAuth } from '../../auth.js';
 import type { App, AppServices } from '../../route-kit.js';
 import { errorResponses } from '../../schemas/common.js';
@@ -6,7 +7,11 @@ import { SuppressionSchema } from './suppressions.schemas.js';
 
 export const SuppressionBody = Type.Object(
   {
-    phoneNumber: Type.String({ minLength: 1, maxLength: 32, description: 'E.164 number never to dial' }),
+    phoneNumber: Type.String({
+      minLength: 1,
+      maxLength: 32,
+      description: `The number never to dial. ${PHONE_NUMBER_DESCRIPTION}`,
+    }),
     reason: Type.Optional(
       Type.String({
         minLength: 1,

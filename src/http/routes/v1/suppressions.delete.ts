@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { PHONE_NUMBER_DESCRIPTION } from '../../../domain/phone.js';
 import { requireAuth } from '../../auth.js';
 import type { App, AppServices } from '../../route-kit.js';
 import { errorResponses } from '../../schemas/common.js';
@@ -17,7 +18,7 @@ export function registerSuppressionDelete(app: App, services: Pick<AppServices, 
           phoneNumber: Type.String({
             minLength: 1,
             maxLength: 32,
-            description: 'E.164, URL-encoded (%2B for +)',
+            description: `URL-encoded (%2B for +). ${PHONE_NUMBER_DESCRIPTION}`,
           }),
         }),
         response: { 204: Type.Null(), ...errorResponses(400, 401, 404, 500) },
