@@ -19,7 +19,7 @@ describe('GET /api/v1/calls: errors', () => {
       ['status=bogus', 'status'],
       ['status=completed', 'status'],
       [`batchId=${'b'.repeat(65)}`, 'batchId'],
-      ['phoneNumber=4155550123', 'phoneNumber'],
+      ['phoneNumber=555', 'phoneNumber'],
       ['phoneNumber=%2B1000000000', 'phoneNumber'],
       ['phoneNumber=call-me', 'phoneNumber'],
       ['phoneNumber=', 'phoneNumber'],
@@ -45,7 +45,8 @@ describe('GET /api/v1/calls: errors', () => {
 
   it('names the field in the message of the filters checked beyond the schema', async () => {
     const phone = await t.request({ method: 'GET', url: '/api/v1/calls?phoneNumber=12', key: alice.key });
-    expect(phone.json().message).toMatch(/^phoneNumber must be an E\.164 phone number/);
+    // The one phone-number rule's sentence (a national number is read in the default country, US).
+    expect(phone.json().message).toMatch(/^phoneNumber: 12 is not a /);
     const window = await t.request({
       method: 'GET',
       url: '/api/v1/calls?from=2025-06-01T00:00:00Z&to=2025-05-01T00:00:00Z',

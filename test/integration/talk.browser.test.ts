@@ -123,6 +123,8 @@ describe(`Talk to this agent in a browser (${STORE})`, () => {
     const said = String(told[0]);
     expect(said.trim()).not.toBe('');
     expect(heard).toContain(said);
+    // The reply's line may reach the page just after the end's status on a loaded machine.
+    await transcript.locator('li.assistant', { hasText: REPLY }).waitFor({ timeout: 10_000 });
     expect(await transcript.locator('li.assistant, li.user').allTextContents()).toEqual([
       `Agent ${GREETING}`,
       `You ${said}`,
