@@ -23,10 +23,11 @@ import {
   ENCRYPTION_KEY,
   JWT_SECRET,
   log,
-  must,
   REDIS_URL,
-  Role,
+  type Role,
+  seedCustomer,
   sleep,
+  startDeployment,
 } from './soak/harness.js';
 import { runOutages } from './soak/outages.js';
 
@@ -186,60 +187,13 @@ async function runOnce(index: number, seed: number, opts: Options): Promise<RunR
       });
     };
     const logFile = path.join(dir, 'processes.log');
-    const api = new Role('api', ['api'], env('api', '45000-45199'), /listening on/, logFile);
-    const workers = [1, 2].map(
-      (n) =>
-        new Role(
-          `worker${n}`,
-          ['worker'],
-          env(`worker${n}`, `${45_000 + n * 1000}-${45_999 + n * 1000}`),
-          /worker running/,
-          logFile,
-        ),
+    const { api, workers } = await startDeployment(env, logFile, roles);
+    const { userId, key, agentId } = await seedCustomer(
+      base,
+      sipp.port,
+      { user: 'Soak', agent: 'Soak agent' },
+      { agent_name: 'Ava', agentLanguage: 'en-us', prompts: [] },
     );
-    roles.push(api, ...workers);
-    await api.start();
-    await Promise.all(workers.map((worker) => worker.start()));
-
-    // The customer: a user with ample minutes, a key, a trunk to sipp whose caps make calls wait
-    // for a place, and an agent that dials through it.
-    const user = await must(
-      call(base, 'POST', '/admin/v1/users', ADMIN_TOKEN, {
-        name: 'Soak',
-        minutes: 1_000_000,
-        maxConcurrentCalls: 1000,
-      }),
-      201,
-      'create user',
-    );
-    const userId = String(user.id);
-    const key = String(
-      (await must(call(base, 'POST', '/admin/v1/keys', ADMIN_TOKEN, { userId }), 201, 'create key')).key,
-    );
-    const trunk = await must(
-      call(base, 'POST', '/admin/v1/sip-trunks', ADMIN_TOKEN, {
-        userId,
-        name: 'sipp',
-        host: '127.0.0.1',
-        port: sipp.port,
-        fromNumber: '+14155550100',
-        maxCallsPerSecond: 20,
-        maxConcurrentCalls: 30,
-      }),
-      201,
-      'create trunk',
-    );
-    const agent = await must(
-      call(base, 'POST', '/admin/v1/agents', ADMIN_TOKEN, {
-        userId,
-        name: 'Soak agent',
-        sipTrunkId: trunk.id,
-        basicDetails: { agent_name: 'Ava', agentLanguage: 'en-us', prompts: [] },
-      }),
-      201,
-      'create agent',
-    );
-    const agentId = String(agent.id);
 
     const accepted: string[] = [];
     const scheduled: string[] = [];

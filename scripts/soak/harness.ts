@@ -129,3 +129,79 @@ export async function deleteKeys(): Promise<void> {
     redis.disconnect();
   }
 }
+
+/**
+ * The deployment of both soak modes: an `outdial api` and two `outdial worker`s, each with the
+ * environment `env` gives its name and its RTP ports, logging to one file; started in order and
+ * added to `roles` (which the caller stops).
+ */
+export async function startDeployment(
+  env: (name: string, rtpPorts: string) => NodeJS.ProcessEnv,
+  logFile: string,
+  roles: Role[],
+): Promise<{ api: Role; workers: Role[] }> {
+  const api = new Role('api', ['api'], env('api', '45000-45199'), /listening on/, logFile);
+  const workers = [1, 2].map(
+    (n) =>
+      new Role(
+        `worker${n}`,
+        ['worker'],
+        env(`worker${n}`, `${45_000 + n * 1000}-${45_999 + n * 1000}`),
+        /worker running/,
+        logFile,
+      ),
+  );
+  roles.push(api, ...workers);
+  await api.start();
+  await Promise.all(workers.map((worker) => worker.start()));
+  return { api, workers };
+}
+
+/**
+ * The customer, through the admin API: a user with ample minutes, a key, a trunk to sipp whose
+ * caps (20 INVITEs/s, 30 at once) make calls wait for a place, and an agent that dials through it.
+ */
+export async function seedCustomer(
+  base: string,
+  sippPort: number,
+  names: { user: string; agent: string },
+  basicDetails: Record<string, unknown>,
+): Promise<{ userId: string; key: string; trunkId: string; agentId: string }> {
+  const user = await must(
+    call(base, 'POST', '/admin/v1/users', ADMIN_TOKEN, {
+      name: names.user,
+      minutes: 1_000_000,
+      maxConcurrentCalls: 1000,
+    }),
+    201,
+    'create user',
+  );
+  const userId = String(user.id);
+  const key = String(
+    (await must(call(base, 'POST', '/admin/v1/keys', ADMIN_TOKEN, { userId }), 201, 'create key')).key,
+  );
+  const trunk = await must(
+    call(base, 'POST', '/admin/v1/sip-trunks', ADMIN_TOKEN, {
+      userId,
+      name: 'sipp',
+      host: '127.0.0.1',
+      port: sippPort,
+      fromNumber: '+14155550100',
+      maxCallsPerSecond: 20,
+      maxConcurrentCalls: 30,
+    }),
+    201,
+    'create trunk',
+  );
+  const agent = await must(
+    call(base, 'POST', '/admin/v1/agents', ADMIN_TOKEN, {
+      userId,
+      name: names.agent,
+      sipTrunkId: trunk.id,
+      basicDetails,
+    }),
+    201,
+    'create agent',
+  );
+  return { userId, key, trunkId: String(trunk.id), agentId: String(agent.id) };
+}

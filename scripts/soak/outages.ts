@@ -36,10 +36,11 @@ import {
   ENCRYPTION_KEY,
   JWT_SECRET,
   log,
-  must,
   REDIS_URL,
-  Role,
+  type Role,
+  seedCustomer,
   sleep,
+  startDeployment,
 } from './harness.js';
 
 export interface OutageOptions {
@@ -188,62 +189,18 @@ export async function runOutages(opts: OutageOptions): Promise<number> {
       });
     };
     const logFile = path.join(dir, 'processes.log');
-    const api = new Role('api', ['api'], env('api', '45000-45199'), /listening on/, logFile);
-    const workers = [1, 2].map(
-      (n) =>
-        new Role(
-          `worker${n}`,
-          ['worker'],
-          env(`worker${n}`, `${45_000 + n * 1000}-${45_999 + n * 1000}`),
-          /worker running/,
-          logFile,
-        ),
-    );
-    roles.push(api, ...workers);
-    await api.start();
-    await Promise.all(workers.map((worker) => worker.start()));
-
-    const user = await must(
-      call(base, 'POST', '/admin/v1/users', ADMIN_TOKEN, {
-        name: 'Soak outages',
-        minutes: 1_000_000,
-        maxConcurrentCalls: 1000,
-      }),
-      201,
-      'create user',
-    );
-    const userId = String(user.id);
-    const key = String(
-      (await must(call(base, 'POST', '/admin/v1/keys', ADMIN_TOKEN, { userId }), 201, 'create key')).key,
-    );
-    const trunk = await must(
-      call(base, 'POST', '/admin/v1/sip-trunks', ADMIN_TOKEN, {
-        userId,
-        name: 'sipp',
-        host: '127.0.0.1',
-        port: sipp.port,
-        fromNumber: '+14155550100',
-        maxCallsPerSecond: 20,
-        maxConcurrentCalls: 30,
-      }),
-      201,
-      'create trunk',
-    );
-    const agent = await must(
-      call(base, 'POST', '/admin/v1/agents', ADMIN_TOKEN, {
-        userId,
-        name: 'Outage soak agent',
-        sipTrunkId: trunk.id,
-        basicDetails: {
-          agent_name: 'Ava',
-          agentLanguage: 'en-us',
-          prompts: [],
-          instructions: 'Confirm the appointment, thank the callee and end the call.',
-          firstMessage: GREETING,
-        },
-      }),
-      201,
-      'create agent',
+    await startDeployment(env, logFile, roles);
+    const { userId, key, trunkId, agentId } = await seedCustomer(
+      base,
+      sipp.port,
+      { user: 'Soak outages', agent: 'Outage soak agent' },
+      {
+        agent_name: 'Ava',
+        agentLanguage: 'en-us',
+        prompts: [],
+        instructions: 'Confirm the appointment, thank the callee and end the call.',
+        firstMessage: GREETING,
+      },
     );
 
     // The breakers and the batch, polled through the run: when each breaker opened and closed,
@@ -289,7 +246,7 @@ export async function runOutages(opts: OutageOptions): Promise<number> {
     const phones = Array.from({ length: opts.contacts }, (_, i) => `+1628${3_000_000 + i}`);
     const t0 = Date.now();
     const submitted = await call(base, 'POST', '/api/v1/batch', key, {
-      agentId: String(agent.id),
+      agentId,
       userId,
       contacts: phones.map((phoneNumber, i) => ({ phoneNumber, name: `Contact ${i}` })),
       // One attempt: an attempt used up by a failure of ours leaves its contact never completed.
@@ -347,7 +304,7 @@ export async function runOutages(opts: OutageOptions): Promise<number> {
         {
           kind: 'trunk',
           what: 'trunk: sipp stopped',
-          key: `trunk:${String(trunk.id)}`,
+          key: `trunk:${trunkId}`,
           down: async () => {
             const done = sipp.done;
             sipp.child.kill('SIGTERM');
