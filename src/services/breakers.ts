@@ -79,10 +79,6 @@ export class Breakers implements DependencyGate {
     this.engineDependencies = engineDependencies(options.engine, options.models);
   }
 
-  get engine(): EngineDependencyKind {
-    return this.options.engine;
-  }
-
   /**
    * What a call of `agent` needs: its SIP trunk, if it names one, and, when a conversation engine
    * holds its calls here (`heldHere`), the engine's model endpoints.
